@@ -1,0 +1,104 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "soundscaped",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "soundscaped", targets: ["soundscaped"]),
+        .executable(name: "soundscapectl", targets: ["soundscapectl"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.0.0"),
+    ],
+    targets: [
+        // MARK: C libraries and shims
+        .systemLibrary(
+            name: "CPipeWire",
+            pkgConfig: "libpipewire-0.3",
+            providers: [.apt(["libpipewire-0.3-dev"])]
+        ),
+        .systemLibrary(
+            name: "COpusFile",
+            pkgConfig: "opusfile",
+            providers: [.apt(["libopusfile-dev"])]
+        ),
+        .target(
+            name: "CSoundscapeShims",
+            dependencies: ["CPipeWire"]
+        ),
+
+        // MARK: Pure logic (no I/O)
+        .target(name: "SoundscapeCore"),
+
+        // MARK: Subsystems
+        .target(
+            name: "SoundscapeAudio",
+            dependencies: [
+                "SoundscapeCore", "CPipeWire", "COpusFile", "CSoundscapeShims",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "SoundscapeLibrary",
+            dependencies: ["SoundscapeCore", "COpusFile"]
+        ),
+        .target(
+            name: "SoundscapeStore",
+            dependencies: [
+                "SoundscapeCore",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
+        .target(
+            name: "Varlink",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+        .target(
+            name: "SoundscapeDaemon",
+            dependencies: [
+                "SoundscapeCore", "SoundscapeAudio", "SoundscapeLibrary", "SoundscapeStore", "Varlink",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+
+        // MARK: Executables
+        .executableTarget(
+            name: "soundscaped",
+            dependencies: [
+                "SoundscapeDaemon",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .executableTarget(
+            name: "soundscapectl",
+            dependencies: [
+                "SoundscapeCore", "Varlink",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+
+        // MARK: Tests
+        .testTarget(name: "SoundscapeCoreTests", dependencies: ["SoundscapeCore"]),
+        .testTarget(name: "VarlinkTests", dependencies: [
+            "Varlink",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOEmbedded", package: "swift-nio"),
+        ]),
+        .testTarget(name: "SoundscapeAudioTests", dependencies: ["SoundscapeAudio", "SoundscapeLibrary"]),
+        .target(name: "TestSupport", dependencies: ["SoundscapeCore"], path: "Tests/TestSupport"),
+        .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "SoundscapeCore"]),
+    ]
+)

@@ -1,0 +1,3 @@
+// Umbrella header for libopusfile (Ogg Opus decoding).
+#pragma once
+#include <opusfile.h>

@@ -1,0 +1,50 @@
+// Thin C shims for the parts of libpipewire that Swift cannot import:
+// variadic functions and function-like macros. Every shim forwards to exactly
+// one PipeWire call; no logic lives here.
+#pragma once
+
+#include <pipewire/pipewire.h>
+#include <pipewire/extensions/metadata.h>
+#include <spa/pod/builder.h>
+
+/// `pw_properties_new` is variadic; this creates an empty property set.
+struct pw_properties *scs_properties_new(void);
+
+/// `pw_core_add_listener` is a macro over the core's method table.
+int scs_core_add_listener(struct pw_core *core, struct spa_hook *listener,
+                          const struct pw_core_events *events, void *data);
+
+/// `pw_registry_add_listener` is a macro over the registry's method table.
+int scs_registry_add_listener(struct pw_registry *registry, struct spa_hook *listener,
+                              const struct pw_registry_events *events, void *data);
+
+/// `pw_metadata_add_listener` is a macro over the metadata proxy's method table.
+int scs_metadata_add_listener(struct pw_metadata *metadata, struct spa_hook *listener,
+                              const struct pw_metadata_events *events, void *data);
+
+/// `pw_core_sync` is a macro; returns the sequence number echoed by the `done` event.
+int scs_core_sync(struct pw_core *core, uint32_t id, int seq);
+
+/// `SPA_POD_BUILDER_INIT` and the format builder are macros/inlines over a
+/// caller-owned buffer: builds an EnumFormat pod for interleaved F32 audio.
+/// `channels` is 1 or 2 (positions MONO or FL,FR). Returns NULL if `size` is too small.
+const struct spa_pod *scs_build_f32_format(uint8_t *buffer, uint32_t size,
+                                           uint32_t rate, uint32_t channels);
+
+/// `pw_loop_add_event` is a macro over the loop's utils; the callback runs on the loop thread.
+struct spa_source *scs_loop_add_event(struct pw_loop *loop,
+                                      void (*func)(void *data, uint64_t count), void *data);
+
+/// `pw_loop_signal_event` is a macro; safe to call from any thread (writes an eventfd).
+int scs_loop_signal_event(struct pw_loop *loop, struct spa_source *source);
+
+/// `pw_loop_add_timer` is a macro over the loop's utils; the callback runs on the loop thread.
+struct spa_source *scs_loop_add_timer(struct pw_loop *loop,
+                                      void (*func)(void *data, uint64_t expirations), void *data);
+
+/// `pw_loop_update_timer` is a macro. `value_ns` 0 disarms; `interval_ns` 0 is one-shot.
+int scs_loop_update_timer(struct pw_loop *loop, struct spa_source *source,
+                          uint64_t value_ns, uint64_t interval_ns);
+
+/// `pw_loop_destroy_source` is a macro.
+void scs_loop_destroy_source(struct pw_loop *loop, struct spa_source *source);
