@@ -3,7 +3,7 @@ import PackageDescription
 
 let package = Package(
     name: "soundscaped",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "soundscaped", targets: ["soundscaped"]),
         .executable(name: "soundscapectl", targets: ["soundscapectl"]),
@@ -45,7 +45,7 @@ let package = Package(
         ),
         .target(
             name: "SoundscapeLibrary",
-            dependencies: ["SoundscapeCore", "COpusFile"]
+            dependencies: ["SoundscapeCore"]
         ),
         .target(
             name: "SoundscapeStore",
@@ -76,8 +76,9 @@ let package = Package(
         .executableTarget(
             name: "soundscaped",
             dependencies: [
-                "SoundscapeDaemon",
+                "SoundscapeDaemon", "SoundscapeAudio", "SoundscapeCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .executableTarget(

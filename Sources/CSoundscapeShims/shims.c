@@ -64,6 +64,11 @@ int scs_loop_update_timer(struct pw_loop *loop, struct spa_source *source,
     return pw_loop_update_timer(loop, source, &value, &interval, false);
 }
 
+int scs_loop_invoke(struct pw_loop *loop, spa_invoke_func_t func, uint32_t seq,
+                    const void *data, size_t size, bool block, void *user_data) {
+    return pw_loop_invoke(loop, func, seq, data, size, block, user_data);
+}
+
 void scs_loop_destroy_source(struct pw_loop *loop, struct spa_source *source) {
     pw_loop_destroy_source(loop, source);
 }

@@ -46,5 +46,10 @@ struct spa_source *scs_loop_add_timer(struct pw_loop *loop,
 int scs_loop_update_timer(struct pw_loop *loop, struct spa_source *source,
                           uint64_t value_ns, uint64_t interval_ns);
 
+/// `pw_loop_invoke` is a macro; runs `func` on the loop's thread, serialised with its
+/// other work. With `block` the caller waits for it (inline when already on that thread).
+int scs_loop_invoke(struct pw_loop *loop, spa_invoke_func_t func, uint32_t seq,
+                    const void *data, size_t size, bool block, void *user_data);
+
 /// `pw_loop_destroy_source` is a macro.
 void scs_loop_destroy_source(struct pw_loop *loop, struct spa_source *source);

@@ -1,0 +1,36 @@
+import SoundscapeCore
+
+/// Facts the PipeWire output reports to the player. They say what happened,
+/// never what to do about it: the player's state machine decides that.
+public enum AudioOutputEvent: Sendable, Equatable {
+    /// Connected to a server; the stream exists and is inactive.
+    case connected
+    /// The server went away or could not be reached; retrying with backoff.
+    case disconnected(reason: String)
+    /// The graph started or stopped scheduling our stream.
+    case streaming(Bool)
+    /// A stop's fade-out ended and the stream is inactive.
+    case stopped
+    /// The sink our stream is linked to, by `node.name`.
+    case route(String?)
+    /// A soundscape failed while decoding ahead.
+    case decodeFailed(SoundscapeDecodeError)
+}
+
+public struct OutputConfiguration: Sendable {
+    public var nodeName = "soundscaped"
+    public var applicationName = "soundscaped"
+    public var nodeDescription = "Soundscape"
+    /// Requested quantum (`node.latency`, frames at 48 kHz). A background loop
+    /// needs no low latency, and a large quantum means few wake-ups; the server
+    /// caps it at `clock.max-quantum`.
+    public var latencyFrames = 2048
+    /// Frames decoded ahead per voice (2^17 ≈ 2.7 s); refilled when half empty.
+    public var ringFrames = 1 << 17
+    public var render = RenderSettings()
+    /// Reconnect delays after the server goes away.
+    public var reconnectInitial: Duration = .milliseconds(250)
+    public var reconnectMaximum: Duration = .seconds(10)
+
+    public init() {}
+}

@@ -1,0 +1,58 @@
+import COpusFile
+import SoundscapeCore
+
+/// Decodes a soundscape as an endless, gapless loop of 48 kHz stereo floats.
+///
+/// At the end of the stream it seeks to sample 0, which libopusfile does
+/// sample-exactly (pre-skip and end trimming included), so the seam is exactly
+/// where the encoder put it. Runs on the decoder thread, never the RT thread.
+final class OpusLoopDecoder {
+    let data: SoundscapeData
+    private let file: OpaquePointer
+
+    init(data: SoundscapeData) throws(SoundscapeDecodeError) {
+        var error: Int32 = 0
+        guard let file = op_open_memory(data.bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), data.bytes.count, &error) else {
+            throw SoundscapeDecodeError(soundscape: data.id, reason: OpusFileError.describe(error))
+        }
+        self.data = data
+        self.file = file
+    }
+
+    deinit {
+        op_free(file)
+    }
+
+    /// Fills `frames` stereo frames at `destination`, wrapping at the loop end.
+    func read(into destination: UnsafeMutablePointer<Float>, frames: Int) throws(SoundscapeDecodeError) {
+        var done = 0
+        var emptyReads = 0
+        var holes = 0
+        while done < frames {
+            let result = op_read_float_stereo(file, destination + done * 2, Int32((frames - done) * 2))
+            if result > 0 {
+                done += Int(result)
+                emptyReads = 0
+                holes = 0
+            } else if result == OP_HOLE {
+                // A damaged page: libopusfile skips it and goes on; only a run of them is fatal.
+                holes += 1
+                guard holes < 8 else {
+                    throw SoundscapeDecodeError(soundscape: data.id, reason: OpusFileError.describe(result))
+                }
+            } else if result == 0 {
+                // End of stream: loop. Two empty passes in a row mean there is no audio at all.
+                emptyReads += 1
+                guard emptyReads < 2 else {
+                    throw SoundscapeDecodeError(soundscape: data.id, reason: "the stream yields no audio")
+                }
+                let seek = op_pcm_seek(file, 0)
+                guard seek == 0 else {
+                    throw SoundscapeDecodeError(soundscape: data.id, reason: OpusFileError.describe(seek))
+                }
+            } else {
+                throw SoundscapeDecodeError(soundscape: data.id, reason: OpusFileError.describe(result))
+            }
+        }
+    }
+}

@@ -1,0 +1,336 @@
+import CPipeWire
+import CSoundscapeShims
+import Glibc
+import Logging
+import SoundscapeCore
+
+/// The audio output: one `pw_stream` on a `pw_thread_loop`, fed by decoders
+/// that run ahead on the loop thread and a renderer on PipeWire's RT thread.
+///
+/// It keeps itself connected (reconnecting with backoff when the server goes
+/// away) and reports facts as `AudioOutputEvent`s; it never decides on its own
+/// whether to play. Public methods may be called from any thread: they take
+/// the thread loop's lock, which is also held while PipeWire runs our callbacks.
+public final class PipeWireOutput: @unchecked Sendable {
+    public let configuration: OutputConfiguration
+    let logger: Logger
+    private let events: AsyncStream<AudioOutputEvent>.Continuation
+
+    private let threadLoop: OpaquePointer
+    private let mainLoop: UnsafeMutablePointer<pw_loop>
+    private let context: OpaquePointer
+    private let dataLoop: UnsafeMutablePointer<pw_loop>
+    private let renderer: Renderer
+    private let voices: VoiceBank
+    private let wake: WakeSignal
+    private var notifySource: UnsafeMutablePointer<spa_source>!
+    private var stopTimer: UnsafeMutablePointer<spa_source>!
+    private var reconnectTimer: UnsafeMutablePointer<spa_source>!
+
+    // State below is touched only with the thread loop's lock held.
+    private var connection: StreamConnection?
+    private var reconnect: Backoff
+    private var running = false
+    private var shutDown = false
+    /// The user's intent as last commanded: play (fade in) or stop (fade out).
+    private var wantRunning = false
+    /// Whether we asked PipeWire to schedule the stream.
+    private var active = false
+    private var streaming = false
+    private var pendingSwitch: SoundscapeData?
+    private var route: String?
+
+    public init(configuration: OutputConfiguration, logger: Logger,
+                events: AsyncStream<AudioOutputEvent>.Continuation) {
+        _ = PipeWireLibrary.initialised
+        self.configuration = configuration
+        self.logger = logger
+        self.events = events
+        reconnect = Backoff(initial: configuration.reconnectInitial, maximum: configuration.reconnectMaximum)
+
+        threadLoop = pw_thread_loop_new("soundscaped-pw", nil)
+        mainLoop = pw_thread_loop_get_loop(threadLoop)!
+        context = pw_context_new(mainLoop, makeProperties([:]), 0)
+        dataLoop = pw_data_loop_get_loop(pw_context_get_data_loop(context))!
+        let wake = WakeSignal(loop: mainLoop)
+        self.wake = wake
+        renderer = Renderer(settings: configuration.render, wake: { wake.fire() })
+        voices = VoiceBank(ringFrames: configuration.ringFrames)
+
+        let userData = Unmanaged.passUnretained(self).toOpaque()
+        notifySource = scs_loop_add_event(mainLoop, { data, _ in
+            Unmanaged<PipeWireOutput>.fromOpaque(data!).takeUnretainedValue().handleNotifications()
+        }, userData)
+        wake.source = notifySource
+        stopTimer = scs_loop_add_timer(mainLoop, { data, _ in
+            Unmanaged<PipeWireOutput>.fromOpaque(data!).takeUnretainedValue().finishStop(reason: "fade-out timed out")
+        }, userData)
+        reconnectTimer = scs_loop_add_timer(mainLoop, { data, _ in
+            Unmanaged<PipeWireOutput>.fromOpaque(data!).takeUnretainedValue().reconnectTimerFired()
+        }, userData)
+        pw_thread_loop_start(threadLoop)
+    }
+
+    deinit {
+        shutdown()
+        pw_thread_loop_stop(threadLoop)
+        scs_loop_destroy_source(mainLoop, notifySource)
+        scs_loop_destroy_source(mainLoop, stopTimer)
+        scs_loop_destroy_source(mainLoop, reconnectTimer)
+        pw_context_destroy(context)
+        pw_thread_loop_destroy(threadLoop)
+    }
+
+    // MARK: Public API
+
+    /// Starts connecting (and keeps reconnecting) to the PipeWire server.
+    public func start() {
+        locked {
+            guard !running, !shutDown else { return }
+            running = true
+            attemptConnect()
+        }
+    }
+
+    /// Disconnects for good; used on daemon shutdown.
+    public func shutdown() {
+        locked {
+            guard !shutDown else { return }
+            shutDown = true
+            running = false
+            disarm(reconnectTimer)
+            disarm(stopTimer)
+            tearDown()
+        }
+    }
+
+    /// Drops the connection and connects again at once: the watchdog's last resort.
+    public func reconnectNow(reason: String) {
+        locked {
+            guard running else { return }
+            logger.warning("reconnecting to PipeWire", metadata: ["reason": "\(reason)"])
+            tearDown()
+            reconnect.reset()
+            attemptConnect()
+        }
+    }
+
+    /// Plays `data` at `volume`: fades in from silence, or crossfades when
+    /// another soundscape is audible. Playing what already plays only makes
+    /// sure it runs.
+    public func play(_ data: SoundscapeData, volume: Volume) {
+        locked {
+            let fromSilence = !active
+            wantRunning = true
+            disarm(stopTimer)
+            if voices.targetSoundscape != data.id || pendingSwitch != nil {
+                switchVoice(to: data)
+            }
+            let position = Float(volume.percent) / 100
+            let renderer = self.renderer
+            runBlocking(on: dataLoop) {
+                renderer.applyVolume(position: position, immediately: fromSilence)
+                renderer.applyRunning(true)
+            }
+            activate(true)
+        }
+    }
+
+    public func setVolume(_ volume: Volume) {
+        locked {
+            let position = Float(volume.percent) / 100
+            let renderer = self.renderer
+            runBlocking(on: dataLoop) { renderer.applyVolume(position: position) }
+        }
+    }
+
+    /// Fades out, then makes the stream inactive so the sink may suspend;
+    /// reports `.stopped` when done.
+    public func stop() {
+        locked {
+            wantRunning = false
+            pendingSwitch = nil
+            let renderer = self.renderer
+            runBlocking(on: dataLoop) { renderer.applyRunning(false) }
+            if active && streaming {
+                // The fade needs cycles to run; if the graph stops calling us the timer ends it.
+                arm(stopTimer, after: Duration.milliseconds(configuration.render.fadeOutFrames * 1000 / RenderSettings.sampleRate) + .seconds(1))
+            } else {
+                finishStop(reason: nil)
+            }
+        }
+    }
+
+    /// Progress counters for the watchdog; cheap and lock-free.
+    public var counters: Renderer.Counters { renderer.counters }
+
+    // MARK: Connection lifecycle (loop thread, lock held)
+
+    private func attemptConnect() {
+        guard running, connection == nil else { return }
+        do {
+            connection = try StreamConnection(
+                context: context, configuration: configuration, renderer: renderer, output: self)
+            reconnect.reset()
+            active = false
+            streaming = false
+            logger.info("connected to PipeWire")
+            events.yield(.connected)
+        } catch {
+            let delay = reconnect.next()
+            logger.debug("PipeWire not reachable; retrying", metadata: ["error": "\(error)", "retryIn": "\(delay)"])
+            if reconnect.current == reconnect.initial {
+                events.yield(.disconnected(reason: "\(error)"))
+            }
+            arm(reconnectTimer, after: delay)
+        }
+    }
+
+    private func tearDown() {
+        guard let connection else { return }
+        self.connection = nil
+        connection.close()
+        active = false
+        if streaming {
+            streaming = false
+            events.yield(.streaming(false))
+        }
+        let renderer = self.renderer
+        runBlocking(on: dataLoop) { renderer.applySilence() }
+        updateRoute(nil)
+        if !wantRunning { disarm(stopTimer) }
+    }
+
+    /// Called from the core's error event: the server is gone. The connection
+    /// is torn down from the reconnect timer, outside PipeWire's callback.
+    func serverLost(_ message: String) {
+        guard connection != nil else { return }
+        logger.warning("lost the PipeWire server", metadata: ["error": "\(message)"])
+        events.yield(.disconnected(reason: message))
+        connection?.markBroken()
+        reconnect.reset()
+        arm(reconnectTimer, after: reconnect.next())
+    }
+
+    func reconnectTimerFired() {
+        if connection?.isBroken == true { tearDown() }
+        attemptConnect()
+    }
+
+    // MARK: Stream facts (loop thread, lock held)
+
+    func streamStateChanged(_ state: pw_stream_state, error: String?) {
+        if let error { logger.warning("stream error", metadata: ["error": "\(error)"]) }
+        let isStreaming = state == PW_STREAM_STATE_STREAMING
+        if isStreaming != streaming {
+            streaming = isStreaming
+            events.yield(.streaming(isStreaming))
+        }
+        refreshRoute()
+    }
+
+    func refreshRoute() {
+        updateRoute(connection?.currentRoute())
+    }
+
+    private func updateRoute(_ newRoute: String?) {
+        guard newRoute != route else { return }
+        route = newRoute
+        events.yield(.route(newRoute))
+    }
+
+    // MARK: Voices and the renderer's notifications (loop thread, lock held)
+
+    private func switchVoice(to data: SoundscapeData) {
+        do {
+            guard let slot = try voices.prepare(data, slotsInUse: renderer.slotsInUse) else {
+                // A crossfade is under way; the latest request wins when it ends.
+                pendingSwitch = data
+                return
+            }
+            pendingSwitch = nil
+            voices.makeTarget(slot)
+            let ring = voices.rings[slot]
+            let renderer = self.renderer
+            runBlocking(on: dataLoop) { renderer.applyVoice(slot: slot, ring: ring, gain: data.gain) }
+        } catch {
+            events.yield(.decodeFailed(error))
+        }
+    }
+
+    private func handleNotifications() {
+        let notifications = renderer.takeNotifications()
+        if notifications.contains(.slotReleased) {
+            voices.releaseUnused(slotsInUse: renderer.slotsInUse)
+            if let next = pendingSwitch { switchVoice(to: next) }
+        }
+        if notifications.contains(.refill) {
+            for failure in voices.refill() { events.yield(.decodeFailed(failure)) }
+        }
+        if notifications.contains(.fadedOut), !wantRunning {
+            finishStop(reason: nil)
+        }
+    }
+
+    private func finishStop(reason: String?) {
+        disarm(stopTimer)
+        guard !wantRunning else { return }
+        if let reason { logger.debug("stopping without a completed fade", metadata: ["reason": "\(reason)"]) }
+        let renderer = self.renderer
+        runBlocking(on: dataLoop) { renderer.applySilence() }
+        activate(false)
+        events.yield(.stopped)
+    }
+
+    private func activate(_ on: Bool) {
+        guard let connection else {
+            active = false
+            return
+        }
+        if active != on {
+            active = on
+            connection.setActive(on)
+        }
+    }
+
+    // MARK: Helpers
+
+    private func locked<T>(_ body: () throws -> T) rethrows -> T {
+        pw_thread_loop_lock(threadLoop)
+        defer { pw_thread_loop_unlock(threadLoop) }
+        return try body()
+    }
+
+    private func arm(_ timer: UnsafeMutablePointer<spa_source>, after delay: Duration) {
+        let (seconds, attoseconds) = delay.components
+        let nanoseconds = UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)
+        _ = scs_loop_update_timer(mainLoop, timer, max(nanoseconds, 1), 0)
+    }
+
+    private func disarm(_ timer: UnsafeMutablePointer<spa_source>) {
+        _ = scs_loop_update_timer(mainLoop, timer, 0, 0)
+    }
+}
+
+/// The eventfd the RT thread signals; set up before the loop thread starts and
+/// never changed after, so the RT thread reads it without synchronisation.
+private final class WakeSignal: @unchecked Sendable {
+    let loop: UnsafeMutablePointer<pw_loop>
+    var source: UnsafeMutablePointer<spa_source>?
+
+    init(loop: UnsafeMutablePointer<pw_loop>) {
+        self.loop = loop
+    }
+
+    func fire() {
+        if let source { _ = scs_loop_signal_event(loop, source) }
+    }
+}
+
+extension Renderer {
+    /// Stops at once (no fade): used when the stream goes away or is made inactive.
+    func applySilence() {
+        applyRunning(false)
+        applyFadeLevel(0)
+    }
+}

@@ -1,0 +1,28 @@
+/// Timings of the audio path. Values are in frames at 48 kHz so the real-time
+/// code does no time arithmetic.
+public struct RenderSettings: Sendable, Equatable {
+    public static let sampleRate = 48_000
+
+    /// A full 0→100 % volume change takes this long; smaller changes are
+    /// proportionally quicker. 40 ms is below what reads as a fade but far
+    /// above the few samples that would click.
+    public var volumeRampFrames: Int
+    /// Fade-in on play and fade-out on stop.
+    public var fadeInFrames: Int
+    public var fadeOutFrames: Int
+    /// Equal-power crossfade when switching soundscapes while playing.
+    public var crossfadeFrames: Int
+
+    public init(volumeRamp: Duration = .milliseconds(40), fadeIn: Duration = .milliseconds(300),
+                fadeOut: Duration = .milliseconds(250), crossfade: Duration = .milliseconds(600)) {
+        volumeRampFrames = Self.frames(volumeRamp)
+        fadeInFrames = Self.frames(fadeIn)
+        fadeOutFrames = Self.frames(fadeOut)
+        crossfadeFrames = Self.frames(crossfade)
+    }
+
+    static func frames(_ duration: Duration) -> Int {
+        let (seconds, attoseconds) = duration.components
+        return max(1, Int(seconds) * sampleRate + Int(attoseconds / 1_000_000_000_000) * sampleRate / 1_000_000)
+    }
+}

@@ -1,0 +1,181 @@
+import CPipeWire
+import CSoundscapeShims
+import Glibc
+
+/// One connection to a PipeWire server: the core, a registry watch for our
+/// route, and the playback stream. Created on connect and dropped whole when
+/// the server goes away, so no half-dead proxy outlives its server.
+///
+/// Hooks and event tables live at fixed addresses for the objects' whole
+/// life, as PipeWire requires. Used on the loop thread (or under its lock).
+final class StreamConnection {
+    struct ConnectError: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    let core: OpaquePointer
+    let registry: OpaquePointer
+    let stream: OpaquePointer
+    let renderer: Renderer
+    private unowned let output: PipeWireOutput
+    private let coreHook: UnsafeMutablePointer<spa_hook>
+    private let registryHook: UnsafeMutablePointer<spa_hook>
+    private let streamHook: UnsafeMutablePointer<spa_hook>
+    private var routes = RouteTracker()
+    private(set) var isBroken = false
+
+    init(context: OpaquePointer, configuration: OutputConfiguration, renderer: Renderer,
+         output: PipeWireOutput) throws(ConnectError) {
+        guard let core = pw_context_connect(context, makeProperties([:]), 0) else {
+            throw ConnectError(description: "cannot connect to PipeWire: \(String(cString: strerror(errno)))")
+        }
+        self.core = core
+        self.renderer = renderer
+        self.output = output
+        coreHook = .allocate(capacity: 1)
+        coreHook.initialize(to: spa_hook())
+        registryHook = .allocate(capacity: 1)
+        registryHook.initialize(to: spa_hook())
+        streamHook = .allocate(capacity: 1)
+        streamHook.initialize(to: spa_hook())
+
+        let streamProperties = makeProperties([
+            PW_KEY_MEDIA_TYPE: "Audio",
+            PW_KEY_MEDIA_CATEGORY: "Playback",
+            PW_KEY_MEDIA_ROLE: "Music",
+            PW_KEY_MEDIA_NAME: "Soundscape",
+            PW_KEY_NODE_NAME: configuration.nodeName,
+            PW_KEY_NODE_DESCRIPTION: configuration.nodeDescription,
+            PW_KEY_APP_NAME: configuration.applicationName,
+            PW_KEY_NODE_LATENCY: "\(configuration.latencyFrames)/\(RenderSettings.sampleRate)",
+        ])
+        registry = pw_core_get_registry(core, UInt32(PW_VERSION_REGISTRY), 0)
+        stream = pw_stream_new(core, configuration.nodeName, streamProperties)
+
+        let userData = Unmanaged.passUnretained(self).toOpaque()
+        _ = scs_core_add_listener(core, coreHook, Self.coreEvents, userData)
+        _ = scs_registry_add_listener(registry, registryHook, Self.registryEvents, userData)
+        pw_stream_add_listener(stream, streamHook, Self.streamEvents, userData)
+
+        var buffer = [UInt8](repeating: 0, count: 1024)
+        let result = buffer.withUnsafeMutableBufferPointer { bytes -> Int32 in
+            var format = scs_build_f32_format(bytes.baseAddress, UInt32(bytes.count), UInt32(RenderSettings.sampleRate), 2)
+            let flags = pw_stream_flags(rawValue: PW_STREAM_FLAG_AUTOCONNECT.rawValue | PW_STREAM_FLAG_MAP_BUFFERS.rawValue
+                | PW_STREAM_FLAG_RT_PROCESS.rawValue | PW_STREAM_FLAG_INACTIVE.rawValue)
+            return pw_stream_connect(stream, SPA_DIRECTION_OUTPUT, SPA_ID_INVALID, flags, &format, 1)
+        }
+        guard result >= 0 else {
+            close()
+            throw ConnectError(description: "cannot connect the stream: \(String(cString: strerror(-result)))")
+        }
+    }
+
+    /// Releases everything; safe after the server is gone (nothing is sent then).
+    func close() {
+        pw_stream_destroy(stream)
+        spa_hook_remove(registryHook)
+        pw_proxy_destroy(registry)
+        spa_hook_remove(coreHook)
+        pw_core_disconnect(core)
+        for hook in [coreHook, registryHook, streamHook] {
+            hook.deinitialize(count: 1)
+            hook.deallocate()
+        }
+    }
+
+    func markBroken() {
+        isBroken = true
+    }
+
+    func setActive(_ active: Bool) {
+        _ = pw_stream_set_active(stream, active)
+    }
+
+    func currentRoute() -> String? {
+        let node = pw_stream_get_node_id(stream)
+        return routes.route(from: node == SPA_ID_INVALID ? nil : node)
+    }
+
+    // MARK: The real-time callback
+
+    /// Runs on PipeWire's data thread once per graph cycle.
+    fileprivate func process() {
+        guard let buffer = pw_stream_dequeue_buffer(stream) else { return }
+        let data = buffer.pointee.buffer.pointee.datas!
+        if let samples = data.pointee.data {
+            let stride = 2 * MemoryLayout<Float>.size
+            var frames = Int(data.pointee.maxsize) / stride
+            let requested = Int(buffer.pointee.requested)
+            if requested > 0 { frames = min(frames, requested) }
+            renderer.render(into: samples.assumingMemoryBound(to: Float.self), frames: frames)
+            data.pointee.chunk.pointee.offset = 0
+            data.pointee.chunk.pointee.stride = Int32(stride)
+            data.pointee.chunk.pointee.size = UInt32(frames * stride)
+        }
+        pw_stream_queue_buffer(stream, buffer)
+    }
+
+    // MARK: Event tables (static, so their addresses never change)
+    // `nonisolated(unsafe)`: written once at first use, read-only afterwards.
+
+    private static func connection(_ data: UnsafeMutableRawPointer?) -> StreamConnection {
+        Unmanaged<StreamConnection>.fromOpaque(data!).takeUnretainedValue()
+    }
+
+    nonisolated(unsafe) private static let coreEvents: UnsafeMutablePointer<pw_core_events> = {
+        let events = UnsafeMutablePointer<pw_core_events>.allocate(capacity: 1)
+        events.initialize(to: pw_core_events())
+        events.pointee.version = UInt32(PW_VERSION_CORE_EVENTS)
+        events.pointee.error = { data, id, _, result, message in
+            let connection = StreamConnection.connection(data)
+            let text = message.map { String(cString: $0) } ?? "error \(result)"
+            if id == PW_ID_CORE && result == -EPIPE {
+                connection.output.serverLost(text)
+            } else {
+                connection.output.logger.warning("PipeWire error", metadata: ["id": "\(id)", "error": "\(text)"])
+            }
+        }
+        return events
+    }()
+
+    nonisolated(unsafe) private static let registryEvents: UnsafeMutablePointer<pw_registry_events> = {
+        let events = UnsafeMutablePointer<pw_registry_events>.allocate(capacity: 1)
+        events.initialize(to: pw_registry_events())
+        events.pointee.version = UInt32(PW_VERSION_REGISTRY_EVENTS)
+        events.pointee.global = { data, id, _, type, _, props in
+            guard let type else { return }
+            let connection = StreamConnection.connection(data)
+            switch String(cString: type) {
+            case "PipeWire:Interface:Node":
+                guard let name = lookup(props, PW_KEY_NODE_NAME) else { return }
+                connection.routes.addNode(id: id, name: name, mediaClass: lookup(props, PW_KEY_MEDIA_CLASS))
+            case "PipeWire:Interface:Link":
+                guard let output = lookup(props, PW_KEY_LINK_OUTPUT_NODE).flatMap(UInt32.init),
+                      let input = lookup(props, PW_KEY_LINK_INPUT_NODE).flatMap(UInt32.init) else { return }
+                connection.routes.addLink(id: id, output: output, input: input)
+            default:
+                return
+            }
+            connection.output.refreshRoute()
+        }
+        events.pointee.global_remove = { data, id in
+            let connection = StreamConnection.connection(data)
+            connection.routes.remove(id: id)
+            connection.output.refreshRoute()
+        }
+        return events
+    }()
+
+    nonisolated(unsafe) private static let streamEvents: UnsafeMutablePointer<pw_stream_events> = {
+        let events = UnsafeMutablePointer<pw_stream_events>.allocate(capacity: 1)
+        events.initialize(to: pw_stream_events())
+        events.pointee.version = UInt32(PW_VERSION_STREAM_EVENTS)
+        events.pointee.state_changed = { data, _, state, error in
+            StreamConnection.connection(data).output.streamStateChanged(state, error: error.map { String(cString: $0) })
+        }
+        events.pointee.process = { data in
+            Unmanaged<StreamConnection>.fromOpaque(data!)._withUnsafeGuaranteedRef { $0.process() }
+        }
+        return events
+    }()
+}

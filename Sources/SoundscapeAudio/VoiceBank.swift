@@ -1,0 +1,76 @@
+import SoundscapeCore
+
+/// The control-thread side of the renderer's slots: the decoder feeding each
+/// slot's ring. Decoding happens here, ahead of time, so the RT thread only
+/// ever copies.
+///
+/// Not thread-safe: used on the PipeWire main-loop thread (or under its lock).
+final class VoiceBank {
+    private struct Voice {
+        let decoder: OpusLoopDecoder
+        var failed = false
+    }
+
+    let rings: [SampleRing]
+    private var voices: [Voice?]
+    /// The slot the renderer was last told to make audible.
+    private(set) var target: Int?
+
+    init(ringFrames: Int) {
+        rings = (0..<Renderer.slotCount).map { _ in SampleRing(minimumFrames: ringFrames) }
+        voices = Array(repeating: nil, count: Renderer.slotCount)
+    }
+
+    var targetSoundscape: SoundscapeID? {
+        target.flatMap { voices[$0]?.decoder.data.id }
+    }
+
+    /// Loads `data` into a slot the renderer is not reading and fills its ring.
+    /// Returns the slot, or nil when both are busy (a crossfade is under way).
+    func prepare(_ data: SoundscapeData, slotsInUse: Set<Int>) throws(SoundscapeDecodeError) -> Int? {
+        guard let slot = (0..<Renderer.slotCount).first(where: { !slotsInUse.contains($0) && $0 != target }) else {
+            return nil
+        }
+        let decoder = try OpusLoopDecoder(data: data)
+        voices[slot] = Voice(decoder: decoder)
+        rings[slot].reset()
+        if let failure = fill(slot: slot) { throw failure }
+        return slot
+    }
+
+    func makeTarget(_ slot: Int) {
+        target = slot
+    }
+
+    /// Tops up every ring; returns the decode failures (each voice reports once).
+    func refill() -> [SoundscapeDecodeError] {
+        (0..<Renderer.slotCount).compactMap { fill(slot: $0) }
+    }
+
+    /// Drops decoders of slots the renderer has let go of.
+    func releaseUnused(slotsInUse: Set<Int>) {
+        for slot in 0..<Renderer.slotCount where !slotsInUse.contains(slot) && slot != target {
+            voices[slot] = nil
+        }
+    }
+
+    func removeAll() {
+        voices = Array(repeating: nil, count: Renderer.slotCount)
+        target = nil
+    }
+
+    private func fill(slot: Int) -> SoundscapeDecodeError? {
+        guard let voice = voices[slot], !voice.failed else { return nil }
+        do {
+            try rings[slot].write(maximumFrames: .max) { destination, frames in
+                try voice.decoder.read(into: destination, frames: frames)
+                return frames
+            }
+            return nil
+        } catch {
+            voices[slot]?.failed = true
+            return error as? SoundscapeDecodeError
+                ?? SoundscapeDecodeError(soundscape: voice.decoder.data.id, reason: "\(error)")
+        }
+    }
+}

@@ -1,0 +1,227 @@
+/// The single place that decides what the player does.
+///
+/// Commands (what the user wants) and facts (what the audio output reports)
+/// go in; actions (what to tell the output, what to persist, which event to
+/// send) come out. It does no I/O and reads no clock — the caller passes
+/// `now` — so every sequence of facts can be replayed in a unit test.
+///
+/// The machine reconciles after every input: it compares what is wanted with
+/// what is true and issues the one action that closes the gap. No handler
+/// ever decides on its own, and no single "it ended" signal is trusted: the
+/// same reconcile runs on each fact and on ticks.
+public struct PlayerMachine: Sendable {
+    public struct Configuration: Sendable {
+        /// How long an output may take from "start" to streaming before we
+        /// stop waiting quietly and report `resumeFailed`.
+        public var startTimeout: Duration
+
+        public init(startTimeout: Duration = .seconds(3)) {
+            self.startTimeout = startTimeout
+        }
+    }
+
+    /// What the audio output is doing, as far as we know.
+    public enum Output: Sendable, Equatable {
+        /// Not connected to a PipeWire server.
+        case unavailable
+        /// Connected; the stream exists but is inactive (the sink may suspend).
+        case idle
+        /// Told to play `soundscape`; `streaming` once the graph runs us.
+        /// `since` is when it last was not streaming, for the start timeout.
+        case active(soundscape: SoundscapeID, streaming: Bool, since: ContinuousClock.Instant)
+        /// Fading out before going idle.
+        case stopping
+    }
+
+    public enum Input: Sendable, Equatable {
+        case play(SoundscapeID)
+        case stop
+        case setVolume(Volume)
+        /// The output connected to a server and is idle.
+        case outputConnected
+        /// The output lost its server (or never had one).
+        case outputDisconnected(reason: String)
+        /// The stream started or stopped being scheduled by the graph.
+        case outputStreaming(Bool)
+        /// A fade-out ended and the stream is inactive.
+        case outputStopped
+        /// The sink we are linked to, by `node.name`.
+        case routeChanged(String?)
+        /// A soundscape could not be decoded; `fallback` is what to play instead, if anything.
+        case decodeFailed(SoundscapeID, message: String, fallback: SoundscapeID?)
+        /// Time passed; re-evaluate deadlines.
+        case tick
+    }
+
+    public enum Action: Sendable, Equatable {
+        case startOutput(SoundscapeID, Volume)
+        case switchSoundscape(SoundscapeID)
+        case setVolume(Volume)
+        case stopOutput
+        case persist(DesiredState)
+        case emit(EventReason, message: String?)
+        /// Ask for a `.tick` at this instant (a start deadline).
+        case scheduleTick(at: ContinuousClock.Instant)
+    }
+
+    public let configuration: Configuration
+    public private(set) var desired: DesiredState
+    public private(set) var output: Output = .unavailable
+    public private(set) var route: String?
+    /// The state last announced in an event; `state` may lag behind the
+    /// output for the short moment a start takes, to avoid announcing a
+    /// transient the user never hears.
+    public private(set) var publishedState: PlayerState
+
+    public init(desired: DesiredState, configuration: Configuration = .init()) {
+        self.desired = desired
+        self.configuration = configuration
+        self.publishedState = .stopped
+    }
+
+    // MARK: Derived state
+
+    /// The state right now, or nil while a start is still within its grace period.
+    func currentState(now: ContinuousClock.Instant) -> PlayerState? {
+        guard desired.wantsPlaying else { return .stopped }
+        switch output {
+        case .active(_, streaming: true, _):
+            return .playing
+        case .active(_, streaming: false, let since):
+            return now - since < configuration.startTimeout ? nil : .recovering
+        case .unavailable, .idle, .stopping:
+            return .recovering
+        }
+    }
+
+    /// True while a start has been commanded but not yet confirmed by the graph.
+    public func isSettling(now: ContinuousClock.Instant) -> Bool {
+        currentState(now: now) == nil
+    }
+
+    public func status(now: ContinuousClock.Instant) -> PlayerStatus {
+        let state = currentState(now: now) ?? publishedState
+        return PlayerStatus(
+            state: state, isPlaying: state == .playing, soundscape: desired.soundscape,
+            volume: desired.volume, route: route, wantsPlaying: desired.wantsPlaying
+        )
+    }
+
+    // MARK: Transitions
+
+    public mutating func handle(_ input: Input, now: ContinuousClock.Instant) -> [Action] {
+        var actions: [Action] = []
+        var announcement: (reason: EventReason, message: String?)?
+
+        switch input {
+        case .play(let soundscape):
+            let changedSoundscape = soundscape != desired.soundscape
+            if changedSoundscape || !desired.wantsPlaying {
+                desired.soundscape = soundscape
+                desired.wantsPlaying = true
+                actions.append(.persist(desired))
+                // While audible, the switch itself is the news; from silence, `started` says it.
+                if changedSoundscape, publishedState == .playing {
+                    announcement = (.soundscapeChanged, nil)
+                }
+            }
+
+        case .stop:
+            if desired.wantsPlaying {
+                desired.wantsPlaying = false
+                actions.append(.persist(desired))
+            }
+
+        case .setVolume(let volume):
+            if volume != desired.volume {
+                desired.volume = volume
+                actions.append(.persist(desired))
+                actions.append(.setVolume(volume))
+                announcement = (.volumeChanged, nil)
+            }
+
+        case .outputConnected:
+            if output == .unavailable { output = .idle }
+
+        case .outputDisconnected:
+            output = .unavailable
+
+        case .outputStreaming(let streaming):
+            if case .active(let soundscape, let wasStreaming, _) = output, wasStreaming != streaming {
+                output = .active(soundscape: soundscape, streaming: streaming, since: now)
+                if !streaming { actions.append(.scheduleTick(at: now + configuration.startTimeout)) }
+            }
+
+        case .outputStopped:
+            if output == .stopping { output = .idle }
+
+        case .routeChanged(let newRoute):
+            if newRoute != route {
+                let previous = route
+                route = newRoute
+                if previous != nil, newRoute != nil, publishedState == .playing {
+                    announcement = (.routeChanged, "\(previous!) → \(newRoute!)")
+                }
+            }
+
+        case .decodeFailed(let soundscape, let message, let fallback):
+            announcement = (.decodeError, message)
+            if soundscape == desired.soundscape {
+                if let fallback, fallback != soundscape {
+                    desired.soundscape = fallback
+                } else {
+                    desired.wantsPlaying = false
+                }
+                actions.append(.persist(desired))
+            }
+
+        case .tick:
+            break
+        }
+
+        actions += reconcile(now: now)
+        actions += publish(now: now, announcement: announcement)
+        return actions
+    }
+
+    /// Closes the gap between what is wanted and what the output does.
+    private mutating func reconcile(now: ContinuousClock.Instant) -> [Action] {
+        switch (desired.wantsPlaying, output) {
+        case (true, .idle), (true, .stopping):
+            output = .active(soundscape: desired.soundscape, streaming: false, since: now)
+            return [.startOutput(desired.soundscape, desired.volume), .scheduleTick(at: now + configuration.startTimeout)]
+        case (true, .active(let playing, let streaming, let since)) where playing != desired.soundscape:
+            output = .active(soundscape: desired.soundscape, streaming: streaming, since: since)
+            return [.switchSoundscape(desired.soundscape)]
+        case (false, .active):
+            output = .stopping
+            return [.stopOutput]
+        default:
+            return []
+        }
+    }
+
+    /// Emits at most one event per input: the state transition if there is one
+    /// (it carries the full status, so other changes ride along), otherwise the
+    /// input's own announcement.
+    private mutating func publish(now: ContinuousClock.Instant,
+                                  announcement: (reason: EventReason, message: String?)?) -> [Action] {
+        guard let state = currentState(now: now), state != publishedState else {
+            return announcement.map { [.emit($0.reason, message: $0.message)] } ?? []
+        }
+        let previous = publishedState
+        publishedState = state
+        let reason: EventReason
+        switch state {
+        case .stopped:
+            reason = announcement?.reason == .decodeError ? .decodeError : .stopped
+        case .playing:
+            reason = previous == .stopped ? .started : .resumed
+        case .recovering:
+            reason = .resumeFailed
+        case .interrupted:
+            reason = .interrupted
+        }
+        return [.emit(reason, message: announcement?.message)]
+    }
+}

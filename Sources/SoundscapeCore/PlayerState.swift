@@ -1,0 +1,31 @@
+/// The player's state as clients see it.
+public enum PlayerState: String, Sendable, Codable, CaseIterable {
+    /// The user does not want playback.
+    case stopped
+    /// The user wants playback and the soundscape is (being) played.
+    case playing
+    /// The user wants playback, but something outranks us (a call, the server pausing us).
+    case interrupted
+    /// The user wants playback and we are working to get it back (no server, no sink, a stall).
+    case recovering
+}
+
+/// Why an event was sent. The first words are the phone app's, so a signer
+/// written against it feels at home; the rest are Linux additions.
+public enum EventReason: String, Sendable, Codable, CaseIterable {
+    case started
+    case stopped
+    case interrupted
+    case resumed
+    case resumeFailed
+    case routeChanged
+    case routeChangeFailed
+    case decodeError
+    case volumeChanged
+    case soundscapeChanged
+}
+
+/// Which subsystem an event is about; lets a subscriber filter without knowing every reason.
+public enum EventType: String, Sendable, Codable, CaseIterable {
+    case player
+}

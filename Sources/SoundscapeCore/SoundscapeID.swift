@@ -1,0 +1,45 @@
+/// A soundscape's identifier: the manifest id, or a user file's name without `.opus`.
+///
+/// Ids travel through the socket, the database and file names, so they are
+/// limited to a safe alphabet; anything else is refused with a clear error
+/// instead of being passed to the file system.
+public struct SoundscapeID: Sendable, Hashable, Comparable, CustomStringConvertible {
+    public let rawValue: String
+
+    public static let maximumLength = 128
+
+    public init?(_ rawValue: String) {
+        guard !rawValue.isEmpty, rawValue.utf8.count <= Self.maximumLength,
+              rawValue.first != ".", rawValue.first != "-",
+              rawValue.unicodeScalars.allSatisfy(Self.isAllowed)
+        else { return nil }
+        self.rawValue = rawValue
+    }
+
+    public var description: String { rawValue }
+
+    public static func < (lhs: SoundscapeID, rhs: SoundscapeID) -> Bool { lhs.rawValue < rhs.rawValue }
+
+    private static func isAllowed(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar {
+        case "a"..."z", "A"..."Z", "0"..."9", "-", "_", ".", " ", "+", "(", ")", ",", "'": true
+        default: scalar.value >= 0x80 && scalar.properties.isAlphabetic
+        }
+    }
+}
+
+extension SoundscapeID: Codable {
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let text = try container.decode(String.self)
+        guard let id = SoundscapeID(text) else {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "invalid soundscape id '\(text)'")
+        }
+        self = id
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
+}
