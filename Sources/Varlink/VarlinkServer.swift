@@ -1,0 +1,177 @@
+import NIOCore
+import NIOPosix
+
+/// A varlink service on a Unix socket.
+///
+/// Every connection is served by one child task; see ``VarlinkInterface`` for how calls
+/// reach handlers and ``Limits`` for what protects the server from misbehaving clients.
+public struct VarlinkServer: Sendable {
+    public enum Listener: Sendable, Hashable {
+        /// Bind this path (see ``VarlinkServer/run(onListening:)`` for how it is prepared).
+        case unixPath(String)
+        /// A socket already bound and listening, e.g. passed in by systemd socket
+        /// activation. It is left to its owner's management: no file is created or removed.
+        case boundFileDescriptor(CInt)
+    }
+
+    /// What `org.varlink.service.GetInfo` reports.
+    public struct ServiceInfo: Sendable, Hashable {
+        public var vendor: String
+        public var product: String
+        public var version: String
+        public var url: String
+
+        public init(vendor: String, product: String, version: String, url: String) {
+            self.vendor = vendor
+            self.product = product
+            self.version = version
+            self.url = url
+        }
+    }
+
+    public struct Limits: Sendable, Hashable {
+        /// Largest message accepted from a client. A client that exceeds it gets
+        /// ``VarlinkError/messageTooLarge(limit:)`` and is disconnected.
+        public var maxMessageBytes: Int
+        /// Connections beyond this many are closed as soon as they are accepted.
+        public var maxConnections: Int
+
+        public init(maxMessageBytes: Int = 64 * 1024, maxConnections: Int = 4096) {
+            self.maxMessageBytes = maxMessageBytes
+            self.maxConnections = maxConnections
+        }
+    }
+
+    private let listener: Listener
+    private let dispatcher: CallDispatcher
+    private let eventLoopGroup: any EventLoopGroup
+    private let limits: Limits
+
+    /// - Parameter logger: Receives the few events worth an operator's attention (handler
+    ///   failures, refused and oversized connections). A plain closure keeps this library
+    ///   free of a logging dependency.
+    public init(
+        listener: Listener,
+        interfaces: [any VarlinkInterface],
+        info: ServiceInfo,
+        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+        logger: @escaping @Sendable (String) -> Void = { _ in },
+        limits: Limits = Limits()
+    ) {
+        let names = [ServiceInterface.interfaceName] + interfaces.map(\.name)
+        precondition(Set(names).count == names.count, "varlink interface names must be unique: \(names)")
+        let all: [any VarlinkInterface] = [ServiceInterface(info: info, serving: interfaces)] + interfaces
+        self.listener = listener
+        self.dispatcher = CallDispatcher(
+            interfaces: Dictionary(uniqueKeysWithValues: all.map { ($0.name, $0) }),
+            log: logger
+        )
+        self.eventLoopGroup = eventLoopGroup
+        self.limits = limits
+    }
+
+    /// Serves until the task is cancelled, then closes the listener and every connection
+    /// (cancelling running handlers) and returns.
+    ///
+    /// For ``Listener/unixPath(_:)`` it first creates a missing parent directory (0700),
+    /// refuses to start if another server answers on the path, removes a stale socket file,
+    /// and makes the new socket file 0600; it removes the file again on return.
+    ///
+    /// - Parameter onListening: Called once the socket accepts connections, e.g. to tell
+    ///   systemd the service is ready.
+    public func run(onListening: @Sendable () -> Void = {}) async throws {
+        let listening = try await bind()
+        defer { listening.removeSocketFile() }
+        onListening()
+
+        // Cancellation stops the server by closing the listener, not by cancelling the
+        // accept loop: NIO would drop connections accepted but not yet handed to the loop,
+        // and dropping an unserved connection traps. Closed, the listener still delivers
+        // those, and the loop closes them. The loop runs in a task of its own only so that
+        // this task's cancellation does not reach it; it is always awaited.
+        let listener = listening.channel
+        let acceptLoop = Task { try await serve(listener) }
+        try await withTaskCancellationHandler {
+            try await acceptLoop.value
+        } onCancel: {
+            listener.channel.close(promise: nil)
+        }
+    }
+
+    /// Accepts connections until the listener closes, then closes them all.
+    private func serve(_ listener: NIOAsyncChannel<ConnectionChannel, Never>) async throws {
+        let slots = ConnectionSlots(limit: limits.maxConnections)
+        try await listener.executeThenClose { connections in
+            try await withThrowingDiscardingTaskGroup { group in
+                for try await connection in connections {
+                    guard await slots.acquire() else {
+                        dispatcher.log("varlink: refusing a connection: \(limits.maxConnections) already open")
+                        try? await connection.executeThenClose { _, _ in }
+                        continue
+                    }
+                    group.addTask { [dispatcher, limits] in
+                        await ServerConnection(
+                            channel: connection,
+                            dispatcher: dispatcher,
+                            maxMessageBytes: limits.maxMessageBytes
+                        ).serve()
+                        await slots.release()
+                    }
+                }
+                group.cancelAll()
+            }
+        }
+    }
+
+    private typealias ConnectionChannel = NIOAsyncChannel<VarlinkFrame, ByteBuffer>
+
+    /// The listening channel, and how to clean up after it.
+    private struct Listening {
+        let channel: NIOAsyncChannel<ConnectionChannel, Never>
+        let removeSocketFile: () -> Void
+    }
+
+    private func bind() async throws -> Listening {
+        let bootstrap = ServerBootstrap(group: eventLoopGroup)
+            .serverChannelOption(.backlog, value: 256)
+            // A client may shut down its sending side and still wait for its replies.
+            .childChannelOption(.allowRemoteHalfClosure, value: true)
+        let initializeConnection: @Sendable (any Channel) -> EventLoopFuture<ConnectionChannel> = {
+            [maxMessageBytes = limits.maxMessageBytes] channel in
+            channel.eventLoop.makeCompletedFuture {
+                try channel.pipeline.syncOperations.addHandler(
+                    ByteToMessageHandler(VarlinkFrameDecoder(maxMessageBytes: maxMessageBytes))
+                )
+                let connection = try ConnectionChannel(wrappingChannelSynchronously: channel)
+                // A connection accepted in the instant the listener closes is dropped by NIO
+                // without reaching the accept loop, and dropping it traps while its channel
+                // is open. Referenced until the channel closes (when the client hangs up),
+                // it is released only once that is harmless.
+                channel.closeFuture.whenComplete { _ in withExtendedLifetime(connection) {} }
+                return connection
+            }
+        }
+
+        switch listener {
+        case .boundFileDescriptor(let descriptor):
+            let channel = try await bootstrap.bind(descriptor, childChannelInitializer: initializeConnection)
+            return Listening(channel: channel, removeSocketFile: {})
+        case .unixPath(let path):
+            try await SocketFile.prepare(path, eventLoopGroup: eventLoopGroup)
+            let channel = try await bootstrap.bind(
+                unixDomainSocketPath: path,
+                childChannelInitializer: initializeConnection
+            )
+            let identity = SocketFile.identity(of: path)
+            let removeSocketFile = { SocketFile.remove(path, ifStill: identity) }
+            do {
+                try SocketFile.restrictToOwner(path)
+            } catch {
+                try? await channel.channel.close()
+                removeSocketFile()
+                throw error
+            }
+            return Listening(channel: channel, removeSocketFile: removeSocketFile)
+        }
+    }
+}
