@@ -1,0 +1,608 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#else
+#error("TestSupport's process handling is written for Linux (glibc)")
+#endif
+
+/// Result of a short-lived command run with `ChildProcess.run`.
+public struct ProcessResult: Sendable, CustomStringConvertible {
+    public var arguments: [String]
+    public var exitStatus: ChildProcess.ExitStatus
+    public var stdout: String
+    public var stderr: String
+    public var duration: Duration
+
+    /// Exit code, or 128 + signal number if the process was killed by a signal.
+    public var status: Int32 { exitStatus.code }
+    public var succeeded: Bool { exitStatus == .exited(0) }
+
+    /// Throws a `HarnessError` including stdout/stderr unless the command exited with 0.
+    @discardableResult
+    public func requireSuccess() throws -> ProcessResult {
+        guard succeeded else { throw HarnessError("Command failed: \(description)") }
+        return self
+    }
+
+    public var description: String {
+        var s = "`\(arguments.joined(separator: " "))` \(exitStatus) after \(formatSeconds(duration))"
+        if !stdout.isEmpty { s += "\n  stdout: \(stdout.trimmingCharacters(in: .whitespacesAndNewlines))" }
+        if !stderr.isEmpty { s += "\n  stderr: \(stderr.trimmingCharacters(in: .whitespacesAndNewlines))" }
+        return s
+    }
+}
+
+/// A child process made for tests, spawned with `posix_spawn`. (Not
+/// `Foundation.Process`: its termination handler is delivered asynchronously
+/// and was observed to stall for many seconds on a 2-CPU machine while tests
+/// were blocking pool threads; here a plain thread per child does `waitpid`.)
+///
+/// - every child is the leader of its own process group, so
+///   `signalGroup`/`killNow` reach anything it forked;
+/// - all signal dispositions are reset to default and the signal mask is
+///   cleared in the child (a test run from a non-interactive shell has SIGINT
+///   ignored, which would otherwise be inherited);
+/// - descriptors other than 0/1/2 are closed in the child;
+/// - stdin is `/dev/null`; stdout/stderr go to a file, `/dev/null`, or are
+///   captured through a pipe that a background thread drains continuously
+///   (a chatty child never blocks);
+/// - captured stdout can be consumed line by line with `nextLine(timeout:)`
+///   (e.g. for `soundscapectl events --json`);
+/// - a dedicated thread reaps the child with `waitpid`;
+/// - `deinit` SIGKILLs the process group if the child is still running.
+public final class ChildProcess: @unchecked Sendable {
+    public enum Output: Sendable, Equatable {
+        /// `/dev/null`.
+        case null
+        /// Inherit the test process's descriptor.
+        case inherit
+        /// Pipe drained into memory; read with `stdoutText`/`nextLine`.
+        case capture
+        /// Append to this file (created if needed). stdout and stderr may share a file.
+        case file(URL)
+    }
+
+    public enum ExitStatus: Sendable, Equatable, CustomStringConvertible {
+        case exited(Int32)
+        case signaled(Int32)
+
+        /// Shell convention: the exit code, or 128 + signal.
+        public var code: Int32 {
+            switch self {
+            case .exited(let c): return c
+            case .signaled(let s): return 128 + s
+            }
+        }
+
+        public var description: String {
+            switch self {
+            case .exited(let c): return "exited with status \(c)"
+            case .signaled(let s): return "killed by signal \(s)"
+            }
+        }
+
+        init(waitStatus status: Int32) {
+            let low = status & 0x7f
+            if low == 0 {
+                self = .exited((status >> 8) & 0xff)
+            } else {
+                self = .signaled(low)
+            }
+        }
+    }
+
+    public let name: String
+    public let executableURL: URL
+    public let arguments: [String]
+    public let pid: Int32
+    public let startedAt: ContinuousClock.Instant
+
+    private let exitState: ExitState
+    private let stdoutCollector: OutputCollector?
+    private let stderrCollector: OutputCollector?
+
+    /// Starts `executable` (a path, or a name looked up in the `PATH` of
+    /// `environment` or of the test process). stdin is `/dev/null`.
+    ///
+    /// - Parameters:
+    ///   - environment: complete environment for the child; `nil` inherits the test process's.
+    ///   - currentDirectory: working directory; `nil` inherits.
+    public static func start(
+        _ executable: String,
+        _ arguments: [String] = [],
+        environment: [String: String]? = nil,
+        currentDirectory: URL? = nil,
+        stdout: Output = .capture,
+        stderr: Output = .capture,
+        name: String? = nil
+    ) throws -> ChildProcess {
+        let url = try ExternalTools.resolveExecutable(executable, environment: environment)
+        return try ChildProcess(
+            executableURL: url, arguments: arguments, environment: environment,
+            currentDirectory: currentDirectory, stdout: stdout, stderr: stderr,
+            name: name ?? url.lastPathComponent)
+    }
+
+    private init(
+        executableURL: URL,
+        arguments: [String],
+        environment: [String: String]?,
+        currentDirectory: URL?,
+        stdout: Output,
+        stderr: Output,
+        name: String
+    ) throws {
+        self.name = name
+        self.executableURL = executableURL
+        self.arguments = arguments
+
+        var fdsToCloseAfterSpawn: [Int32] = []
+        var fdsToCloseOnFailure: [Int32] = []
+        var openedFiles: [String: Int32] = [:]
+        defer { fdsToCloseAfterSpawn.forEach { _ = close($0) } }
+
+        /// Returns the fd the child should get (nil = inherit) and an optional collector.
+        func configure(_ output: Output) throws -> (fd: Int32?, collector: OutputCollector?) {
+            switch output {
+            case .inherit:
+                return (nil, nil)
+            case .null:
+                let fd = open("/dev/null", O_WRONLY | O_CLOEXEC)
+                guard fd >= 0 else { throw HarnessError("Cannot open /dev/null: \(String(cString: strerror(errno)))") }
+                fdsToCloseAfterSpawn.append(fd)
+                return (fd, nil)
+            case .file(let url):
+                if let fd = openedFiles[url.path] { return (fd, nil) }
+                let fd = open(url.path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+                guard fd >= 0 else {
+                    throw HarnessError("Cannot open log file \(url.path): \(String(cString: strerror(errno)))")
+                }
+                openedFiles[url.path] = fd
+                fdsToCloseAfterSpawn.append(fd)
+                return (fd, nil)
+            case .capture:
+                var fds: [Int32] = [-1, -1]
+                guard makeCloseOnExecPipe(&fds) == 0 else {
+                    throw HarnessError("pipe failed: \(String(cString: strerror(errno)))")
+                }
+                fdsToCloseAfterSpawn.append(fds[1])
+                fdsToCloseOnFailure.append(fds[0])
+                return (fds[1], OutputCollector(fd: fds[0]))
+            }
+        }
+
+        let stdinFD = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        if stdinFD >= 0 { fdsToCloseAfterSpawn.append(stdinFD) }
+        let out: (fd: Int32?, collector: OutputCollector?)
+        let err: (fd: Int32?, collector: OutputCollector?)
+        let pid: pid_t
+        do {
+            out = try configure(stdout)
+            err = try configure(stderr)
+            pid = try Spawner.spawn(
+                path: executableURL.path,
+                argv: [executableURL.path] + arguments,
+                environment: environment ?? ProcessInfo.processInfo.environment,
+                currentDirectory: currentDirectory?.path,
+                stdio: [stdinFD >= 0 ? stdinFD : nil, out.fd, err.fd])
+        } catch {
+            fdsToCloseOnFailure.forEach { _ = close($0) }
+            throw error
+        }
+
+        let exitState = ExitState()
+        let collectors = [out.collector, err.collector].compactMap { $0 }
+        self.exitState = exitState
+        self.pid = pid
+        self.startedAt = ContinuousClock.now
+        self.stdoutCollector = out.collector
+        self.stderrCollector = err.collector
+
+        let reaper = Thread {
+            var status: Int32 = 0
+            while true {
+                let r = waitpid(pid, &status, 0)
+                if r == pid {
+                    exitState.markExited(ExitStatus(waitStatus: status))
+                    break
+                }
+                if r < 0 && errno == EINTR { continue }
+                // ECHILD: someone else reaped it (SIGCHLD ignored?); it is gone either way.
+                exitState.markExited(.exited(-1))
+                break
+            }
+            collectors.forEach { $0.processExited() }
+        }
+        reaper.name = "ChildProcess-reaper-\(name)-\(pid)"
+        reaper.start()
+        collectors.forEach { $0.startReading(name: "\(name)-\(pid)") }
+    }
+
+    deinit {
+        if isRunning {
+            _ = kill(-pid, SIGKILL)
+            _ = kill(pid, SIGKILL)
+            _ = exitState.wait(timeout: .seconds(2))
+        }
+    }
+
+    // MARK: State
+
+    public var isRunning: Bool { exitState.status == nil }
+
+    /// `nil` while running.
+    public var exitStatus: ExitStatus? { exitState.status }
+
+    /// Waits for the child to exit. Returns the exit code (128 + signal if it
+    /// was killed by a signal), or `nil` if it is still running at the timeout.
+    @discardableResult
+    public func waitForExit(timeout: Duration) -> Int32? {
+        exitState.wait(timeout: timeout)?.code
+    }
+
+    /// Like `waitForExit` but returns the detailed status.
+    public func waitForExitStatus(timeout: Duration) -> ExitStatus? {
+        exitState.wait(timeout: timeout)
+    }
+
+    // MARK: Signals
+
+    /// Sends `sig` to the child process (no-op once it has exited).
+    public func signal(_ sig: Int32) {
+        guard isRunning else { return }
+        _ = kill(pid, sig)
+    }
+
+    /// Sends `sig` to the child's whole process group (no-op once the leader has exited).
+    public func signalGroup(_ sig: Int32) {
+        guard isRunning else { return }
+        if kill(-pid, sig) != 0 { _ = kill(pid, sig) }
+    }
+
+    /// SIGTERM (+SIGCONT in case it is stopped), wait `gracePeriod`, then SIGKILL
+    /// the process group and wait for it to be reaped.
+    @discardableResult
+    public func terminate(gracePeriod: Duration = .seconds(2)) -> ExitStatus? {
+        guard isRunning else { return exitStatus }
+        signal(SIGTERM)
+        signal(SIGCONT)
+        if let status = exitState.wait(timeout: gracePeriod) {
+            // The leader is gone; make sure nothing else in its group survives.
+            return status
+        }
+        return killNow()
+    }
+
+    /// SIGKILL the process group and wait (up to 5 s) until it is reaped.
+    @discardableResult
+    public func killNow() -> ExitStatus? {
+        signalGroup(SIGKILL)
+        return exitState.wait(timeout: .seconds(5))
+    }
+
+    // MARK: Output
+
+    /// Everything captured on stdout so far (only with `.capture`).
+    public var stdoutText: String { stdoutCollector?.text ?? "" }
+    /// Everything captured on stderr so far (only with `.capture`).
+    public var stderrText: String { stderrCollector?.text ?? "" }
+
+    /// Next complete line of captured stdout (without the newline), waiting up
+    /// to `timeout`. Returns `nil` on timeout or once stdout is closed and
+    /// fully consumed. Lines are consumed: each is returned once.
+    public func nextLine(timeout: Duration) -> String? {
+        stdoutCollector?.nextLine(timeout: timeout)
+    }
+
+    /// Consumes lines until one satisfies `predicate` (returned) or the
+    /// timeout passes (`nil`). Skipped lines are gone.
+    public func nextLine(timeout: Duration, where predicate: (String) -> Bool) -> String? {
+        let deadline = ContinuousClock.now.advanced(by: timeout)
+        while true {
+            let remaining = deadline - ContinuousClock.now
+            if remaining <= .zero { return nil }
+            guard let line = nextLine(timeout: remaining) else { return nil }
+            if predicate(line) { return line }
+        }
+    }
+
+    /// Next captured stderr line, same semantics as `nextLine`.
+    public func nextStderrLine(timeout: Duration) -> String? {
+        stderrCollector?.nextLine(timeout: timeout)
+    }
+
+    /// True once captured stdout reached end-of-file (or the child exited and the
+    /// pipe was drained).
+    public var stdoutFinished: Bool { stdoutCollector?.finished ?? true }
+
+    /// Blocks until the capture threads have drained everything (after exit).
+    func waitForOutputDrained(timeout: Duration) {
+        let deadline = ContinuousClock.now.advanced(by: timeout)
+        for c in [stdoutCollector, stderrCollector].compactMap({ $0 }) {
+            c.waitFinished(until: deadline)
+        }
+    }
+
+    // MARK: Short commands
+
+    /// Runs a short command to completion, capturing stdout and stderr.
+    /// `arguments[0]` is the executable (path or name looked up in `PATH`).
+    /// Throws if it cannot be started or does not finish within `timeout`
+    /// (in which case its process group is killed).
+    public static func run(
+        _ arguments: [String],
+        environment: [String: String]? = nil,
+        currentDirectory: URL? = nil,
+        timeout: Duration = .seconds(10)
+    ) throws -> ProcessResult {
+        precondition(!arguments.isEmpty, "run() needs at least the executable")
+        let child = try ChildProcess.start(
+            arguments[0], Array(arguments.dropFirst()), environment: environment,
+            currentDirectory: currentDirectory, stdout: .capture, stderr: .capture)
+        guard let status = child.waitForExitStatus(timeout: timeout) else {
+            child.killNow()
+            child.waitForOutputDrained(timeout: .seconds(1))
+            throw HarnessError(
+                "`\(arguments.joined(separator: " "))` did not finish within \(formatSeconds(timeout)); killed it."
+                    + "\n  stdout so far: \(child.stdoutText)\n  stderr so far: \(child.stderrText)")
+        }
+        child.waitForOutputDrained(timeout: .seconds(2))
+        return ProcessResult(
+            arguments: arguments, exitStatus: status, stdout: child.stdoutText,
+            stderr: child.stderrText, duration: ContinuousClock.now - child.startedAt)
+    }
+}
+
+// MARK: - Internals
+
+/// posix_spawn with a new process group, default signal dispositions, an
+/// empty signal mask, the given stdio, fds >= 3 closed, and optional cwd.
+enum Spawner {
+    private typealias AddChdir = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>?, UnsafePointer<CChar>?) -> Int32
+    private typealias AddClosefrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>?, Int32) -> Int32
+
+    // Not exported by the Swift Glibc module (glibc >= 2.29 / 2.34); looked up at runtime.
+    private static let addChdir: AddChdir? = dlsym(nil, "posix_spawn_file_actions_addchdir_np").map {
+        unsafeBitCast($0, to: AddChdir.self)
+    }
+    private static let addClosefrom: AddClosefrom? = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np").map {
+        unsafeBitCast($0, to: AddClosefrom.self)
+    }
+
+    static func spawn(
+        path: String, argv: [String], environment: [String: String], currentDirectory: String?, stdio: [Int32?]
+    ) throws -> pid_t {
+        var attr = posix_spawnattr_t()
+        posix_spawnattr_init(&attr)
+        defer { posix_spawnattr_destroy(&attr) }
+        posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+        posix_spawnattr_setpgroup(&attr, 0)
+        var defaults = sigset_t()
+        sigfillset(&defaults)
+        sigdelset(&defaults, SIGKILL)
+        sigdelset(&defaults, SIGSTOP)
+        posix_spawnattr_setsigdefault(&attr, &defaults)
+        var mask = sigset_t()
+        sigemptyset(&mask)
+        posix_spawnattr_setsigmask(&attr, &mask)
+
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        for (target, fd) in stdio.enumerated() {
+            if let fd { posix_spawn_file_actions_adddup2(&actions, fd, Int32(target)) }
+        }
+        if let addClosefrom { _ = addClosefrom(&actions, 3) }
+        if let currentDirectory {
+            guard let addChdir else {
+                throw HarnessError("posix_spawn_file_actions_addchdir_np unavailable (glibc < 2.29); cannot set cwd")
+            }
+            let rc = currentDirectory.withCString { addChdir(&actions, $0) }
+            guard rc == 0 else { throw HarnessError("addchdir(\(currentDirectory)) failed: \(String(cString: strerror(rc)))") }
+        }
+
+        let cArgs = argv.map { strdup($0) } + [nil]
+        let cEnv = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            cArgs.forEach { free($0) }
+            cEnv.forEach { free($0) }
+        }
+        var pid: pid_t = 0
+        let rc = posix_spawn(&pid, path, &actions, &attr, cArgs, cEnv)
+        guard rc == 0 else {
+            throw HarnessError("Failed to launch \(path) \(argv.dropFirst()): \(String(cString: strerror(rc)))")
+        }
+        return pid
+    }
+}
+
+private typealias Pipe2Function = @convention(c) (UnsafeMutablePointer<Int32>?, Int32) -> Int32
+
+/// `pipe2` is not exported by the Swift Glibc module; look it up at runtime.
+private let pipe2Function: Pipe2Function? = {
+    guard let symbol = dlsym(nil, "pipe2") else { return nil }
+    return unsafeBitCast(symbol, to: Pipe2Function.self)
+}()
+
+/// A pipe whose both ends are close-on-exec, atomically where possible so a
+/// concurrent spawn on another thread cannot inherit it.
+private func makeCloseOnExecPipe(_ fds: inout [Int32]) -> Int32 {
+    if let pipe2Function {
+        return fds.withUnsafeMutableBufferPointer { pipe2Function($0.baseAddress, O_CLOEXEC) }
+    }
+    let rc = pipe(&fds)
+    if rc == 0 {
+        _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
+        _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
+    }
+    return rc
+}
+
+/// Exit status guarded by a condition variable.
+final class ExitState: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var _status: ChildProcess.ExitStatus?
+
+    var status: ChildProcess.ExitStatus? {
+        condition.lock()
+        defer { condition.unlock() }
+        return _status
+    }
+
+    func markExited(_ status: ChildProcess.ExitStatus) {
+        condition.lock()
+        _status = status
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    func wait(timeout: Duration) -> ChildProcess.ExitStatus? {
+        let deadline = Date(timeIntervalSinceNow: max(0, timeout.inSeconds))
+        condition.lock()
+        defer { condition.unlock() }
+        while _status == nil {
+            if !condition.wait(until: deadline) { break }
+        }
+        return _status
+    }
+}
+
+/// Drains one pipe on a dedicated thread. Keeps all bytes (for `text`) and a
+/// queue of complete lines (for `nextLine`).
+///
+/// The reader does not rely on EOF alone: if some other process inherited the
+/// write end, EOF would never come. Once the child has exited, the pipe is
+/// drained of whatever is buffered and the stream is then considered finished.
+final class OutputCollector: @unchecked Sendable {
+    private let fd: Int32
+    private let condition = NSCondition()
+    private var data = Data()
+    private var partial: [UInt8] = []
+    private var lines: [String] = []
+    private var lineIndex = 0
+    private var _finished = false
+    private var exited = false
+
+    init(fd: Int32) {
+        self.fd = fd
+    }
+
+    func startReading(name: String) {
+        let thread = Thread { [self] in self.readLoop() }
+        thread.name = "ChildProcess-output-\(name)"
+        thread.start()
+    }
+
+    func processExited() {
+        condition.lock()
+        exited = true
+        condition.unlock()
+    }
+
+    private var hasExited: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return exited
+    }
+
+    private func readLoop() {
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        var draining = false
+        loop: while true {
+            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&pfd, 1, draining ? 0 : 100)
+            if ready < 0 {
+                if errno == EINTR { continue }
+                break
+            }
+            if ready == 0 {
+                if draining { break }
+                if hasExited { draining = true }
+                continue
+            }
+            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0 {
+                if errno == EINTR || errno == EAGAIN { continue }
+                break loop
+            }
+            if n == 0 { break }  // EOF
+            append(buffer[0..<n])
+        }
+        close(fd)
+        condition.lock()
+        if !partial.isEmpty {
+            lines.append(Self.decode(partial))
+            partial.removeAll()
+        }
+        _finished = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    private static func decode<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> String {
+        var s = String(decoding: bytes, as: UTF8.self)
+        if s.hasSuffix("\r") { s.removeLast() }
+        return s
+    }
+
+    private func append(_ chunk: ArraySlice<UInt8>) {
+        condition.lock()
+        data.append(contentsOf: chunk)
+        let scanFrom = partial.count
+        partial.append(contentsOf: chunk)
+        var lineStart = 0
+        var searchFrom = scanFrom
+        while let nl = partial[searchFrom...].firstIndex(of: UInt8(ascii: "\n")) {
+            lines.append(Self.decode(partial[lineStart..<nl]))
+            lineStart = nl + 1
+            searchFrom = lineStart
+        }
+        if lineStart > 0 {
+            partial.removeFirst(lineStart)
+            condition.broadcast()
+        }
+        condition.unlock()
+    }
+
+    var text: String {
+        condition.lock()
+        defer { condition.unlock() }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    var finished: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return _finished && lineIndex >= lines.count
+    }
+
+    func nextLine(timeout: Duration) -> String? {
+        let deadline = Date(timeIntervalSinceNow: max(0, timeout.inSeconds))
+        condition.lock()
+        defer { condition.unlock() }
+        while lineIndex >= lines.count {
+            if _finished { return nil }
+            if !condition.wait(until: deadline) {
+                if lineIndex < lines.count { break }
+                return nil
+            }
+        }
+        let line = lines[lineIndex]
+        lineIndex += 1
+        if lineIndex > 1024 && lineIndex * 2 > lines.count {
+            lines.removeFirst(lineIndex)
+            lineIndex = 0
+        }
+        return line
+    }
+
+    func waitFinished(until deadline: ContinuousClock.Instant) {
+        let remaining = deadline - ContinuousClock.now
+        let date = Date(timeIntervalSinceNow: max(0, remaining.inSeconds))
+        condition.lock()
+        defer { condition.unlock() }
+        while !_finished {
+            if !condition.wait(until: date) { break }
+        }
+    }
+}

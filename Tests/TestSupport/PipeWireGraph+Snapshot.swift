@@ -1,0 +1,291 @@
+import Foundation
+
+// Types describing what `pw-dump` shows. Nested in `PipeWireGraph` so that
+// generic names (Node, Link, JSONValue) never clash with the product modules.
+extension PipeWireGraph {
+    /// Minimal JSON value used to decode `pw-dump` output.
+    public enum JSONValue: Sendable, Hashable, Decodable, CustomStringConvertible {
+        case null
+        case bool(Bool)
+        case number(Double)
+        case string(String)
+        case array([JSONValue])
+        case object([String: JSONValue])
+
+        public init(from decoder: Decoder) throws {
+            let c = try decoder.singleValueContainer()
+            if c.decodeNil() {
+                self = .null
+            } else if let b = try? c.decode(Bool.self) {
+                self = .bool(b)
+            } else if let d = try? c.decode(Double.self) {
+                self = .number(d)
+            } else if let s = try? c.decode(String.self) {
+                self = .string(s)
+            } else if let a = try? c.decode([JSONValue].self) {
+                self = .array(a)
+            } else {
+                self = .object(try c.decode([String: JSONValue].self))
+            }
+        }
+
+        public subscript(key: String) -> JSONValue? {
+            if case .object(let o) = self { return o[key] }
+            return nil
+        }
+
+        public var stringValue: String? {
+            if case .string(let s) = self { return s }
+            return nil
+        }
+
+        public var intValue: Int? {
+            switch self {
+            case .number(let d): return d.rounded() == d ? Int(d) : nil
+            case .string(let s): return Int(s)
+            default: return nil
+            }
+        }
+
+        public var doubleValue: Double? {
+            switch self {
+            case .number(let d): return d
+            case .string(let s): return Double(s)
+            default: return nil
+            }
+        }
+
+        public var boolValue: Bool? {
+            switch self {
+            case .bool(let b): return b
+            case .string(let s): return s == "true" ? true : (s == "false" ? false : nil)
+            default: return nil
+            }
+        }
+
+        public var arrayValue: [JSONValue]? {
+            if case .array(let a) = self { return a }
+            return nil
+        }
+
+        public var objectValue: [String: JSONValue]? {
+            if case .object(let o) = self { return o }
+            return nil
+        }
+
+        /// Flat string form used for property maps: strings as-is, integral
+        /// numbers without a fraction, bools as true/false, containers as JSON.
+        public var flatString: String {
+            switch self {
+            case .null: return "null"
+            case .bool(let b): return b ? "true" : "false"
+            case .number(let d): return d.rounded() == d && abs(d) < 1e15 ? String(Int64(d)) : String(d)
+            case .string(let s): return s
+            case .array, .object: return description
+            }
+        }
+
+        public var description: String {
+            switch self {
+            case .null: return "null"
+            case .bool(let b): return b ? "true" : "false"
+            case .number: return flatString
+            case .string(let s):
+                let escaped = s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+                return "\"\(escaped)\""
+            case .array(let a): return "[" + a.map(\.description).joined(separator: ", ") + "]"
+            case .object(let o):
+                return "{" + o.keys.sorted().map { "\"\($0)\": \(o[$0]!.description)" }.joined(separator: ", ") + "}"
+            }
+        }
+    }
+
+    /// A PipeWire node as seen in `pw-dump`.
+    public struct Node: Sendable, Hashable, CustomStringConvertible {
+        public var id: Int
+        /// `node.name`
+        public var name: String?
+        /// `node.description`
+        public var nodeDescription: String?
+        /// `media.class`, e.g. `Audio/Sink`, `Stream/Output/Audio`.
+        public var mediaClass: String?
+        /// `info.state`: "creating", "suspended", "idle", "running" or "error".
+        public var state: String?
+        /// `info.error` when state is "error".
+        public var error: String?
+        /// All `info.props`, flattened to strings.
+        public var props: [String: String]
+        /// `client.id` prop, if the node belongs to a client.
+        public var clientID: Int? { props["client.id"].flatMap { Int($0) } }
+
+        public var description: String {
+            "Node(\(id), \(name ?? "?"), \(mediaClass ?? "-"), \(state ?? "?"))"
+        }
+    }
+
+    /// A PipeWire link (port to port); node ids are what tests usually need.
+    public struct Link: Sendable, Hashable, CustomStringConvertible {
+        public var id: Int
+        public var outputNodeID: Int
+        public var outputPortID: Int
+        public var inputNodeID: Int
+        public var inputPortID: Int
+        /// "init", "negotiating", "allocating", "paused", "active", "error", "unlinked".
+        public var state: String?
+
+        public var description: String {
+            "Link(\(id): \(outputNodeID).\(outputPortID) -> \(inputNodeID).\(inputPortID), \(state ?? "?"))"
+        }
+    }
+
+    /// A PipeWire client (connection).
+    public struct Client: Sendable, Hashable {
+        public var id: Int
+        public var props: [String: String]
+        public var processID: Int32? { props["application.process.id"].flatMap { Int32($0) } }
+        public var applicationName: String? { props["application.name"] }
+    }
+
+    public struct MetadataEntry: Sendable, Hashable {
+        public var subject: Int
+        public var key: String
+        public var type: String?
+        public var value: JSONValue
+    }
+
+    /// One consistent view of the graph from a single `pw-dump` run.
+    ///
+    /// Note: `pw-dump` omits metadata objects that have no entries yet (e.g. the
+    /// "default" metadata before any sink exists).
+    public struct Snapshot: Sendable {
+        public var nodes: [Node]
+        public var links: [Link]
+        public var clients: [Client]
+        /// metadata.name -> entries
+        public var metadata: [String: [MetadataEntry]]
+        /// Every object as raw JSON, for anything not modelled above.
+        public var rawObjects: [JSONValue]
+
+        public init(pwDumpJSON data: Data) throws {
+            let objects: [JSONValue]
+            do {
+                objects = try JSONDecoder().decode([JSONValue].self, from: data)
+            } catch {
+                throw HarnessError(
+                    "Cannot parse pw-dump output (\(data.count) bytes): \(error)\n\(String(decoding: data.prefix(500), as: UTF8.self))"
+                )
+            }
+            var nodes: [Node] = []
+            var links: [Link] = []
+            var clients: [Client] = []
+            var metadata: [String: [MetadataEntry]] = [:]
+            for object in objects {
+                guard let id = object["id"]?.intValue, let type = object["type"]?.stringValue else { continue }
+                let info = object["info"]
+                switch type {
+                case "PipeWire:Interface:Node":
+                    let props = Self.flatten(info?["props"])
+                    nodes.append(
+                        Node(
+                            id: id, name: props["node.name"], nodeDescription: props["node.description"],
+                            mediaClass: props["media.class"], state: info?["state"]?.stringValue,
+                            error: info?["error"]?.stringValue, props: props))
+                case "PipeWire:Interface:Link":
+                    guard let info,
+                        let outNode = info["output-node-id"]?.intValue,
+                        let inNode = info["input-node-id"]?.intValue
+                    else { continue }
+                    links.append(
+                        Link(
+                            id: id, outputNodeID: outNode, outputPortID: info["output-port-id"]?.intValue ?? -1,
+                            inputNodeID: inNode, inputPortID: info["input-port-id"]?.intValue ?? -1,
+                            state: info["state"]?.stringValue))
+                case "PipeWire:Interface:Client":
+                    clients.append(Client(id: id, props: Self.flatten(info?["props"])))
+                case "PipeWire:Interface:Metadata":
+                    guard let name = object["props"]?["metadata.name"]?.stringValue else { continue }
+                    let entries = (object["metadata"]?.arrayValue ?? []).compactMap { e -> MetadataEntry? in
+                        guard let key = e["key"]?.stringValue else { return nil }
+                        return MetadataEntry(
+                            subject: e["subject"]?.intValue ?? 0, key: key, type: e["type"]?.stringValue,
+                            value: e["value"] ?? .null)
+                    }
+                    metadata[name, default: []].append(contentsOf: entries)
+                default:
+                    break
+                }
+            }
+            self.nodes = nodes
+            self.links = links
+            self.clients = clients
+            self.metadata = metadata
+            self.rawObjects = objects
+        }
+
+        static func flatten(_ value: JSONValue?) -> [String: String] {
+            guard let o = value?.objectValue else { return [:] }
+            return o.mapValues(\.flatString)
+        }
+
+        // MARK: Queries
+
+        public func node(id: Int) -> Node? { nodes.first { $0.id == id } }
+
+        public func node(named name: String) -> Node? { nodes.first { $0.name == name } }
+
+        public var sinks: [Node] { nodes.filter { $0.mediaClass == "Audio/Sink" } }
+
+        /// Nodes created by the process with this pid (via its client's `application.process.id`).
+        public func nodes(ofProcess pid: Int32) -> [Node] {
+            let clientIDs = Set(clients.filter { $0.processID == pid }.map(\.id))
+            return nodes.filter { $0.clientID.map(clientIDs.contains) ?? false }
+        }
+
+        public func clients(ofProcess pid: Int32) -> [Client] { clients.filter { $0.processID == pid } }
+
+        public func links(from outputNodeID: Int) -> [Link] { links.filter { $0.outputNodeID == outputNodeID } }
+
+        public func links(to inputNodeID: Int) -> [Link] { links.filter { $0.inputNodeID == inputNodeID } }
+
+        /// Distinct (output node id, input node id) pairs.
+        public var linkedNodePairs: Set<NodePair> {
+            Set(links.map { NodePair(output: $0.outputNodeID, input: $0.inputNodeID) })
+        }
+
+        public func isLinked(output: Int, input: Int) -> Bool {
+            links.contains { $0.outputNodeID == output && $0.inputNodeID == input }
+        }
+
+        /// Node ids that `nodeID` feeds into.
+        public func downstreamNodes(of nodeID: Int) -> [Node] {
+            Set(links(from: nodeID).map(\.inputNodeID)).compactMap { node(id: $0) }
+        }
+
+        public func metadataValue(_ key: String, in name: String = "default", subject: Int = 0) -> JSONValue? {
+            metadata[name]?.last { $0.key == key && $0.subject == subject }?.value
+        }
+
+        /// `default.audio.sink` (the sink WirePlumber actually uses).
+        public var defaultSink: String? { Self.nodeName(from: metadataValue("default.audio.sink")) }
+
+        /// `default.configured.audio.sink` (the user's choice).
+        public var configuredDefaultSink: String? { Self.nodeName(from: metadataValue("default.configured.audio.sink")) }
+
+        static func nodeName(from value: JSONValue?) -> String? {
+            guard let value else { return nil }
+            if let name = value["name"]?.stringValue { return name }
+            // Some versions store the JSON as a string.
+            if let s = value.stringValue, let data = s.data(using: .utf8),
+                let parsed = try? JSONDecoder().decode(JSONValue.self, from: data)
+            {
+                return parsed["name"]?.stringValue
+            }
+            return nil
+        }
+    }
+
+    public struct NodePair: Sendable, Hashable {
+        public var output: Int
+        public var input: Int
+    }
+}
