@@ -10,7 +10,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
-        .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.0.0"),
@@ -98,6 +98,7 @@ let package = Package(
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOEmbedded", package: "swift-nio"),
         ]),
+        .testTarget(name: "SoundscapeStoreTests", dependencies: ["SoundscapeStore"]),
         .testTarget(name: "SoundscapeAudioTests", dependencies: ["SoundscapeAudio", "SoundscapeLibrary"]),
         .target(name: "TestSupport", dependencies: ["SoundscapeCore"], path: "Tests/TestSupport"),
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "SoundscapeCore"]),

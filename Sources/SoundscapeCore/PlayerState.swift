@@ -23,6 +23,9 @@ public enum EventReason: String, Sendable, Codable, CaseIterable {
     case decodeError
     case volumeChanged
     case soundscapeChanged
+    /// Not a change: the first message of a subscription, carrying the current
+    /// state and the `seq` of the latest event, so the next event is `seq + 1`.
+    case snapshot
 }
 
 /// Which subsystem an event is about; lets a subscriber filter without knowing every reason.

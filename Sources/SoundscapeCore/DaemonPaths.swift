@@ -1,0 +1,24 @@
+/// The XDG locations the daemon and the CLI agree on.
+public enum DaemonPaths {
+    public static let socketEnvironmentVariable = "SOUNDSCAPED_SOCKET"
+
+    /// `--socket`, else `$SOUNDSCAPED_SOCKET`, else `$XDG_RUNTIME_DIR/soundscaped/control.sock`.
+    public static func socket(explicit: String?, environment: [String: String]) -> String? {
+        if let explicit, !explicit.isEmpty { return explicit }
+        if let fromEnvironment = environment[socketEnvironmentVariable], !fromEnvironment.isEmpty {
+            return fromEnvironment
+        }
+        guard let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") else { return nil }
+        return runtime + "/soundscaped/control.sock"
+    }
+
+    /// `--state-dir`, else `$XDG_STATE_HOME/soundscaped`, else `~/.local/state/soundscaped`.
+    public static func stateDirectory(explicit: String?, environment: [String: String]) -> String? {
+        if let explicit, !explicit.isEmpty { return explicit }
+        if let stateHome = environment["XDG_STATE_HOME"], stateHome.hasPrefix("/") {
+            return stateHome + "/soundscaped"
+        }
+        guard let home = environment["HOME"], !home.isEmpty else { return nil }
+        return home + "/.local/state/soundscaped"
+    }
+}

@@ -1,0 +1,123 @@
+import SoundscapeCore
+import SoundscapeLibrary
+import Varlink
+
+/// `io.soundscaped.Player` on the control socket: translates calls into
+/// `Player` commands and streams the event hub to subscribers.
+struct PlayerInterface: VarlinkInterface {
+    let name = PlayerInterfaceDefinition.name
+    let description = PlayerInterfaceDefinition.idl
+    let player: Player
+    let hub: EventHub
+    /// Events a subscriber may fall behind before it is dropped.
+    let subscriberQueueLimit: Int
+
+    func handle(_ call: VarlinkCall) async throws {
+        switch call.unqualifiedMethod {
+        case "Play":
+            try call.parameters.rejectUnknown(allowed: ["soundscape"])
+            let id = try call.parameters.optionalString("soundscape").map { name throws(VarlinkError) in
+                guard let id = SoundscapeID(name) else { throw PlayerErrors.noSuchSoundscape(name) }
+                return id
+            }
+            do {
+                try await call.reply(StatusReply(status: await player.play(id)))
+            } catch let error as PlayerError {
+                throw PlayerErrors.varlinkError(for: error)
+            }
+
+        case "Stop":
+            try call.parameters.rejectUnknown(allowed: [])
+            try await call.reply(StatusReply(status: await player.stop()))
+
+        case "SetVolume":
+            try call.parameters.rejectUnknown(allowed: ["volume"])
+            guard let volume = Volume(percent: try call.parameters.int("volume")) else {
+                throw VarlinkError.invalidParameter(parameter: "volume")
+            }
+            try await call.reply(StatusReply(status: await player.setVolume(volume)))
+
+        case "GetStatus":
+            try call.parameters.rejectUnknown(allowed: [])
+            try await call.reply(StatusReply(status: await player.status()))
+
+        case "ListSoundscapes":
+            try call.parameters.rejectUnknown(allowed: [])
+            let (entries, defaultID) = await player.soundscapes()
+            try await call.reply(SoundscapeList(
+                soundscapes: entries.map { SoundscapeInfo(entry: $0, isDefault: $0.id == defaultID) },
+                default: defaultID.rawValue))
+
+        case "Subscribe":
+            try call.parameters.rejectUnknown(allowed: [])
+            guard call.wantsMore else { throw VarlinkError.expectedMore() }
+            try await stream(to: call)
+
+        default:
+            throw call.methodNotFound
+        }
+    }
+
+    /// Relays every event until the client leaves (the task is cancelled and
+    /// the subscription ends) or falls too far behind (a final error).
+    private func stream(to call: VarlinkCall) async throws {
+        let subscription = hub.subscribe(queueLimit: subscriberQueueLimit)
+        defer { subscription.cancel() }
+        for await published in subscription.events {
+            try await call.reply(preEncoded: .wrapping(field: "event", jsonObject: published.json), continues: true)
+        }
+        if subscription.overflowed {
+            throw PlayerErrors.subscriberTooSlow(limit: subscriberQueueLimit)
+        }
+    }
+}
+
+struct StatusReply: Encodable, Sendable {
+    let status: PlayerStatus
+}
+
+struct SoundscapeInfo: Encodable, Sendable {
+    let id: String
+    let title: String
+    let origin: String
+    let path: String
+    let gain: Float
+    let isDefault: Bool
+
+    init(entry: SoundscapeEntry, isDefault: Bool) {
+        id = entry.id.rawValue
+        title = entry.title
+        origin = entry.origin.rawValue
+        path = entry.path
+        gain = entry.gain
+        self.isDefault = isDefault
+    }
+}
+
+struct SoundscapeList: Encodable, Sendable {
+    let soundscapes: [SoundscapeInfo]
+    let `default`: String
+}
+
+/// The interface's own errors, named as its IDL declares them.
+enum PlayerErrors {
+    static func noSuchSoundscape(_ name: String) -> VarlinkError {
+        VarlinkError(name: "\(PlayerInterfaceDefinition.name).NoSuchSoundscape", parameters: ["soundscape": .string(name)])
+    }
+
+    static func decodeFailed(_ soundscape: String, reason: String) -> VarlinkError {
+        VarlinkError(name: "\(PlayerInterfaceDefinition.name).DecodeFailed",
+                     parameters: ["soundscape": .string(soundscape), "reason": .string(reason)])
+    }
+
+    static func subscriberTooSlow(limit: Int) -> VarlinkError {
+        VarlinkError(name: "\(PlayerInterfaceDefinition.name).SubscriberTooSlow", parameters: ["limit": .number(Double(limit))])
+    }
+
+    static func varlinkError(for error: PlayerError) -> VarlinkError {
+        switch error {
+        case .noSuchSoundscape(let id): noSuchSoundscape(id.rawValue)
+        case .decodeFailed(let failure): decodeFailed(failure.soundscape.rawValue, reason: failure.reason)
+        }
+    }
+}

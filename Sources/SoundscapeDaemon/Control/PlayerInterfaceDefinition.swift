@@ -1,0 +1,81 @@
+import SoundscapeCore
+
+/// The IDL of `io.soundscaped.Player`, served verbatim by
+/// `org.varlink.service.GetInterfaceDescription` so generic varlink tools can
+/// call us. Enum members are generated from the Swift enums so the two cannot drift.
+enum PlayerInterfaceDefinition {
+    static let name = "io.soundscaped.Player"
+
+    private static func members<E: CaseIterable & RawRepresentable>(_: E.Type) -> String where E.RawValue == String {
+        "(" + E.allCases.map(\.rawValue).joined(separator: ", ") + ")"
+    }
+
+    static let idl = """
+        # Control and events of soundscaped, the keep-alive soundscape service.
+        # Volumes are percentages (0-100); gain follows a cubic curve.
+        interface io.soundscaped.Player
+
+        type Status (
+          state: \(members(PlayerState.self)),
+          # True only while audio really flows to a sink.
+          isPlaying: bool,
+          soundscape: string,
+          volume: int,
+          # node.name of the sink we play to, null while not linked.
+          route: ?string,
+          # What the user asked for; survives interruptions and restarts.
+          wantsPlaying: bool
+        )
+
+        type Event (
+          # Grows by one per event; a subscriber can prove it missed none.
+          seq: int,
+          # RFC 3339, UTC.
+          time: string,
+          # The subsystem the event is about: \(EventType.allCases.map(\.rawValue).joined(separator: ", ")).
+          type: string,
+          reason: \(members(EventReason.self)),
+          message: ?string,
+          state: \(members(PlayerState.self)),
+          isPlaying: bool,
+          soundscape: string,
+          volume: int,
+          route: ?string,
+          wantsPlaying: bool
+        )
+
+        type Soundscape (
+          id: string,
+          title: string,
+          origin: (builtin, extra, user),
+          path: string,
+          gain: float,
+          isDefault: bool
+        )
+
+        # Plays the soundscape (default: the current one), switching with a
+        # crossfade if another plays. Replies once the graph runs the stream
+        # or the start has visibly failed (state recovering).
+        method Play(soundscape: ?string) -> (status: Status)
+
+        # Fades out and stops; the stream goes inactive so the sink can suspend.
+        method Stop() -> (status: Status)
+
+        method SetVolume(volume: int) -> (status: Status)
+
+        method GetStatus() -> (status: Status)
+
+        method ListSoundscapes() -> (soundscapes: []Soundscape, default: string)
+
+        # Call with "more". The first reply is a snapshot (reason "snapshot")
+        # carrying the seq of the latest event; then one reply per event.
+        method Subscribe() -> (event: Event)
+
+        error NoSuchSoundscape (soundscape: string)
+
+        error DecodeFailed (soundscape: string, reason: string)
+
+        # The subscriber fell more than `limit` events behind and was dropped.
+        error SubscriberTooSlow (limit: int)
+        """
+}

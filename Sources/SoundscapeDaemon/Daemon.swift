@@ -1,0 +1,97 @@
+import Foundation
+import Logging
+import NIOPosix
+import ServiceLifecycle
+import SoundscapeAudio
+import SoundscapeCore
+import SoundscapeLibrary
+import SoundscapeStore
+import Varlink
+
+/// Everything the daemon needs to know, resolved from flags and environment.
+public struct DaemonOptions: Sendable {
+    public var socketPath: String
+    public var stateDirectory: String
+    public var soundscapes: SoundscapeCatalog.Locations
+    public var logLevel: Logger.Level
+    public var output: OutputConfiguration
+    /// Events a subscriber may fall behind before it is dropped.
+    public var subscriberQueueLimit: Int
+
+    public init(socketPath: String, stateDirectory: String, soundscapes: SoundscapeCatalog.Locations,
+                logLevel: Logger.Level = .info, output: OutputConfiguration = OutputConfiguration(),
+                subscriberQueueLimit: Int = 256) {
+        self.socketPath = socketPath
+        self.stateDirectory = stateDirectory
+        self.soundscapes = soundscapes
+        self.logLevel = logLevel
+        self.output = output
+        self.subscriberQueueLimit = subscriberQueueLimit
+    }
+}
+
+/// Builds the daemon's parts and runs them in one ServiceGroup until SIGTERM/SIGINT.
+public enum Daemon {
+    public static let version = "0.1.0"
+
+    public static func run(options: DaemonOptions, environment: [String: String]) async throws {
+        let journal = DaemonLogHandler.stderrIsJournal(environment: environment)
+        LoggingSystem.bootstrap { label in
+            DaemonLogHandler(label: label, level: options.logLevel, journal: journal)
+        }
+        let logger = Logger(label: "soundscaped")
+        raiseFileLimit(logger: logger)
+
+        let store: StateStore?
+        do {
+            store = try StateStore(directory: options.stateDirectory)
+        } catch {
+            logger.error("\(error); preferences will not be saved this run")
+            store = nil
+        }
+
+        let (outputEvents, outputSink) = AsyncStream.makeStream(of: AudioOutputEvent.self)
+        let output = PipeWireOutput(configuration: options.output, logger: Logger(label: "soundscaped.audio"),
+                                    events: outputSink)
+        let hub = EventHub(initialStatus: nil)
+        let player = Player(output: output, outputEvents: outputEvents, outputEventSink: outputSink, store: store,
+                            locations: options.soundscapes, hub: hub, logger: Logger(label: "soundscaped.player"))
+
+        let eventLoopGroup = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let controlLogger = Logger(label: "soundscaped.control")
+        let server = VarlinkServer(
+            listener: .unixPath(options.socketPath),
+            interfaces: [PlayerInterface(player: player, hub: hub, subscriberQueueLimit: options.subscriberQueueLimit)],
+            info: .init(vendor: "soundscaped", product: "soundscaped", version: version,
+                        url: "https://github.com/soundscaped/soundscaped"),
+            eventLoopGroup: eventLoopGroup,
+            logger: { controlLogger.warning("\($0)") })
+        let socketPath = options.socketPath
+        let control = ControlService(server: server) {
+            controlLogger.info("listening", metadata: ["socket": "\(socketPath)"])
+        }
+
+        let group = ServiceGroup(configuration: .init(
+            services: [.init(service: PlayerService(player: player)), .init(service: control)],
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger))
+        do {
+            try await group.run()
+        } catch {
+            try? await eventLoopGroup.shutdownGracefully()
+            throw error
+        }
+        try? await eventLoopGroup.shutdownGracefully()
+    }
+
+    /// Hundreds of subscribers each hold a socket; the usual soft limit of 1024
+    /// descriptors is lifted to the hard limit.
+    private static func raiseFileLimit(logger: Logger) {
+        var limit = rlimit()
+        guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
+        limit.rlim_cur = limit.rlim_max
+        if setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) != 0 {
+            logger.debug("could not raise the open-file limit")
+        }
+    }
+}

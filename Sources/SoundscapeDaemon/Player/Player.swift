@@ -1,0 +1,300 @@
+import Foundation
+import Logging
+import SoundscapeAudio
+import SoundscapeCore
+import SoundscapeLibrary
+import SoundscapeStore
+
+/// Why a player command was refused.
+public enum PlayerError: Error, Sendable, Equatable, CustomStringConvertible {
+    case noSuchSoundscape(SoundscapeID)
+    case decodeFailed(SoundscapeDecodeError)
+
+    public var description: String {
+        switch self {
+        case .noSuchSoundscape(let id): "no soundscape named '\(id)'"
+        case .decodeFailed(let error): error.description
+        }
+    }
+}
+
+/// The one owner of the player's state.
+///
+/// Commands from clients and facts from the audio output all arrive here and
+/// go through `PlayerMachine`; this actor only carries out the actions the
+/// machine returns (tell the output, persist, publish) and does the I/O the
+/// machine must not (reading soundscape files, the database).
+public actor Player {
+    private var machine: PlayerMachine
+    private let output: PipeWireOutput
+    private let outputEvents: AsyncStream<AudioOutputEvent>
+    private let store: StateStore?
+    private let locations: SoundscapeCatalog.Locations
+    private var catalog: SoundscapeCatalog
+    private let hub: EventHub
+    private let logger: Logger
+    /// The decoded-ready bytes of what plays (and the last switch target), so a
+    /// resume after an interruption or reconnect needs no disk access.
+    private var loaded: [SoundscapeID: SoundscapeData] = [:]
+    private var settleWaiters: [CheckedContinuation<Void, Never>] = []
+    private var tickTasks: [Int: Task<Void, Never>] = [:]
+    private var nextTickID = 0
+    private var shuttingDown = false
+    private let outputEventSink: AsyncStream<AudioOutputEvent>.Continuation
+    public private(set) var storeWritable = true
+
+    public init(output: PipeWireOutput, outputEvents: AsyncStream<AudioOutputEvent>,
+                outputEventSink: AsyncStream<AudioOutputEvent>.Continuation, store: StateStore?,
+                locations: SoundscapeCatalog.Locations, hub: EventHub, logger: Logger,
+                configuration: PlayerMachine.Configuration = .init()) {
+        self.output = output
+        self.outputEvents = outputEvents
+        self.outputEventSink = outputEventSink
+        self.store = store
+        self.locations = locations
+        self.hub = hub
+        self.logger = logger
+        let catalog = SoundscapeCatalog.scan(locations)
+        self.catalog = catalog
+        for problem in catalog.problems { logger.warning("\(problem)") }
+
+        var notices: [String] = []
+        var desired = DesiredState(wantsPlaying: false, soundscape: catalog.defaultID, volume: .default)
+        do {
+            if let saved = try store?.load() {
+                desired.volume = Volume(clamping: saved.volume)
+                desired.wantsPlaying = saved.wantsPlaying
+                if let name = saved.soundscape, let id = SoundscapeID(name) {
+                    if catalog.entry(id) != nil {
+                        desired.soundscape = id
+                    } else {
+                        notices.append("the saved soundscape '\(name)' is no longer available; using '\(catalog.defaultID)'")
+                    }
+                }
+            }
+        } catch {
+            notices.append("\(error); starting with defaults")
+        }
+        machine = PlayerMachine(desired: desired, configuration: configuration)
+        for notice in notices + (store?.notices ?? []) { logger.warning("\(notice)") }
+        startupNotices = notices
+        hub.setInitialStatus(machine.status(now: .now))
+    }
+
+    private let startupNotices: [String]
+
+    // MARK: Commands
+
+    /// Plays `id` (or the current soundscape) and returns once the start is
+    /// confirmed by the graph or has visibly failed.
+    public func play(_ id: SoundscapeID?) async throws(PlayerError) -> PlayerStatus {
+        let target = id ?? machine.desired.soundscape
+        rescan()
+        guard let entry = catalog.entry(target) else { throw .noSuchSoundscape(target) }
+        do {
+            loaded[target] = try load(entry)
+        } catch {
+            apply(.decodeFailed(target, message: error.description, fallback: nil), announceOnly: true)
+            throw .decodeFailed(error)
+        }
+        apply(.play(target))
+        await settle()
+        return status()
+    }
+
+    public func stop() -> PlayerStatus {
+        apply(.stop)
+        return status()
+    }
+
+    public func setVolume(_ volume: Volume) -> PlayerStatus {
+        apply(.setVolume(volume))
+        return status()
+    }
+
+    public func status() -> PlayerStatus {
+        machine.status(now: .now)
+    }
+
+    public func soundscapes() -> (entries: [SoundscapeEntry], defaultID: SoundscapeID) {
+        rescan()
+        return (catalog.entries, catalog.defaultID)
+    }
+
+    // MARK: Running
+
+    /// Starts the output and consumes its facts until `shutdown` ends them.
+    public func run() async {
+        publishStartupNotices()
+        output.start()
+        for await event in outputEvents {
+            if shuttingDown {
+                if event == .stopped { break }
+                continue
+            }
+            handle(event)
+        }
+        output.shutdown()
+    }
+
+    /// Fades the sound out and disconnects, keeping the user's wish to play
+    /// (already persisted) so that the next start resumes. Bounded: a graph
+    /// that no longer runs us cannot hold up the exit.
+    public func shutdown(fadeBound: Duration = .seconds(1)) {
+        guard !shuttingDown else { return }
+        shuttingDown = true
+        for task in tickTasks.values { task.cancel() }
+        tickTasks.removeAll()
+        for waiter in settleWaiters { waiter.resume() }
+        settleWaiters.removeAll()
+        output.stop()
+        let sink = outputEventSink
+        Task {
+            try? await Task.sleep(for: fadeBound)
+            sink.finish()
+        }
+    }
+
+    private func publishStartupNotices() {
+        for notice in startupNotices {
+            hub.publish(type: .player, reason: .soundscapeChanged, message: notice, status: status())
+        }
+    }
+
+    private func handle(_ event: AudioOutputEvent) {
+        switch event {
+        case .connected: apply(.outputConnected)
+        case .disconnected(let reason): apply(.outputDisconnected(reason: reason))
+        case .streaming(let streaming): apply(.outputStreaming(streaming))
+        case .stopped: apply(.outputStopped)
+        case .route(let route): apply(.routeChanged(route))
+        case .decodeFailed(let error):
+            logger.error("\(error)")
+            loaded[error.soundscape] = nil
+            apply(.decodeFailed(error.soundscape, message: error.description, fallback: fallback(for: error.soundscape)))
+        }
+    }
+
+    // MARK: Carrying out the machine's actions
+
+    /// Feeds `input` to the machine and performs what it returns. With
+    /// `announceOnly`, only events are published (a refused command must not
+    /// change what plays).
+    private func apply(_ input: PlayerMachine.Input, announceOnly: Bool = false) {
+        if announceOnly, case .decodeFailed(_, let message, _) = input {
+            hub.publish(type: .player, reason: .decodeError, message: message, status: status())
+            return
+        }
+        let now = ContinuousClock.now
+        let actions = machine.handle(input, now: now)
+        for action in actions { perform(action) }
+        if !machine.isSettling(now: now) {
+            for waiter in settleWaiters { waiter.resume() }
+            settleWaiters.removeAll()
+        }
+    }
+
+    private func perform(_ action: PlayerMachine.Action) {
+        switch action {
+        case .startOutput(let id, let volume):
+            if let data = data(for: id) { output.play(data, volume: volume) }
+        case .switchSoundscape(let id):
+            if let data = data(for: id) { output.play(data, volume: machine.desired.volume) }
+        case .setVolume(let volume):
+            output.setVolume(volume)
+        case .stopOutput:
+            output.stop()
+        case .persist(let desired):
+            persist(desired)
+        case .emit(let reason, let message):
+            hub.publish(type: .player, reason: reason, message: message, status: status())
+        case .scheduleTick(let deadline):
+            scheduleTick(at: deadline)
+        }
+    }
+
+    /// The loaded bytes for `id`, loading them if needed. A failure is fed back
+    /// to the machine as a fact (which picks a fallback) and yields nil.
+    private func data(for id: SoundscapeID) -> SoundscapeData? {
+        if let data = loaded[id] { return data }
+        rescan()
+        do {
+            guard let entry = catalog.entry(id) else {
+                throw SoundscapeDecodeError(soundscape: id, reason: "it is no longer available")
+            }
+            let data = try load(entry)
+            loaded[id] = data
+            return data
+        } catch let error as SoundscapeDecodeError {
+            logger.error("\(error)")
+            apply(.decodeFailed(id, message: error.description, fallback: fallback(for: id)))
+            return nil
+        } catch {
+            return nil
+        }
+    }
+
+    private func fallback(for id: SoundscapeID) -> SoundscapeID? {
+        id == catalog.defaultID ? nil : catalog.defaultID
+    }
+
+    private func load(_ entry: SoundscapeEntry) throws(SoundscapeDecodeError) -> SoundscapeData {
+        let contents: Data
+        do {
+            contents = try Data(contentsOf: URL(fileURLWithPath: entry.path))
+        } catch {
+            let reason = FileManager.default.fileExists(atPath: entry.path)
+                ? "cannot read \(entry.path): \(error.localizedDescription)"
+                : "the file \(entry.path) is missing"
+            throw SoundscapeDecodeError(soundscape: entry.id, reason: reason)
+        }
+        let data = try SoundscapeData(id: entry.id, gain: entry.gain, contents: [UInt8](contents))
+        // Keep only what plays and what is about to: a handful of loops would otherwise pile up.
+        let keep = Set([machine.desired.soundscape, entry.id])
+        loaded = loaded.filter { keep.contains($0.key) }
+        return data
+    }
+
+    private func persist(_ desired: DesiredState) {
+        guard let store else { return }
+        do {
+            try store.save(PersistedState(volume: desired.volume.percent, soundscape: desired.soundscape.rawValue,
+                                          wantsPlaying: desired.wantsPlaying))
+            if !storeWritable { logger.info("the state database is writable again") }
+            storeWritable = true
+        } catch {
+            // Keep playing on the in-memory state; the next change retries the write.
+            if storeWritable { logger.error("\(error)") }
+            storeWritable = false
+        }
+    }
+
+    private func rescan() {
+        catalog = SoundscapeCatalog.scan(locations)
+    }
+
+    // MARK: Time
+
+    private func settle() async {
+        guard machine.isSettling(now: .now) else { return }
+        await withCheckedContinuation { settleWaiters.append($0) }
+    }
+
+    /// One task per deadline: they are rare (one per start), and each tick
+    /// re-evaluates everything, so none may be lost by coalescing.
+    private func scheduleTick(at deadline: ContinuousClock.Instant) {
+        guard !shuttingDown else { return }
+        let id = nextTickID
+        nextTickID += 1
+        tickTasks[id] = Task { [weak self] in
+            try? await Task.sleep(until: deadline, clock: .continuous)
+            guard !Task.isCancelled else { return }
+            await self?.tick(id)
+        }
+    }
+
+    private func tick(_ id: Int) {
+        tickTasks[id] = nil
+        apply(.tick)
+    }
+}

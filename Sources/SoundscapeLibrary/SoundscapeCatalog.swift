@@ -1,0 +1,107 @@
+import Foundation
+import SoundscapeCore
+
+/// Every soundscape the daemon can play, found on disk.
+///
+/// Scanned again whenever a client asks (a directory listing is cheap), so a
+/// file dropped into the user's folder is playable without a restart. Later
+/// sources override earlier ones with the same id: built-in, then
+/// `--soundscapes-dir` directories, then the user's folder.
+public struct SoundscapeCatalog: Sendable {
+    public static let fallbackDefault = SoundscapeID("ocean-waves")!
+
+    /// In listing order: built-ins as the manifest orders them, then the rest by id.
+    public private(set) var entries: [SoundscapeEntry] = []
+    public private(set) var defaultID: SoundscapeID = Self.fallbackDefault
+    /// Problems found while scanning (a bad manifest line, an unusable file name).
+    public private(set) var problems: [String] = []
+
+    public init(entries: [SoundscapeEntry], defaultID: SoundscapeID) {
+        self.entries = entries
+        self.defaultID = defaultID
+    }
+
+    public func entry(_ id: SoundscapeID) -> SoundscapeEntry? {
+        entries.first { $0.id == id }
+    }
+
+    /// Where the loops are, in the order they are consulted.
+    public struct Locations: Sendable, Equatable {
+        public var builtin: String?
+        public var extra: [String]
+        public var user: String?
+
+        public init(builtin: String?, extra: [String], user: String?) {
+            self.builtin = builtin
+            self.extra = extra
+            self.user = user
+        }
+    }
+
+    public static func scan(_ locations: Locations) -> SoundscapeCatalog {
+        var catalog = SoundscapeCatalog(entries: [], defaultID: fallbackDefault)
+        if let builtin = locations.builtin {
+            catalog.add(directory: builtin, origin: .builtin, takeDefault: true)
+        }
+        for directory in locations.extra {
+            catalog.add(directory: directory, origin: .extra, takeDefault: false)
+        }
+        if let user = locations.user {
+            catalog.add(directory: user, origin: .user, takeDefault: false)
+        }
+        return catalog
+    }
+
+    private mutating func add(directory: String, origin: SoundscapeEntry.Origin, takeDefault: Bool) {
+        let base = URL(fileURLWithPath: directory, isDirectory: true)
+        let manifestURL = base.appendingPathComponent("manifest.json")
+        var listed = Set<String>()
+        if let data = try? Data(contentsOf: manifestURL) {
+            do {
+                let manifest = try JSONDecoder().decode(Manifest.self, from: data)
+                for item in manifest.soundscapes {
+                    guard let id = SoundscapeID(item.id) else {
+                        problems.append("\(manifestURL.path): invalid soundscape id '\(item.id)'")
+                        continue
+                    }
+                    guard !item.file.contains("/") else {
+                        problems.append("\(manifestURL.path): '\(item.id)' names a file outside its directory")
+                        continue
+                    }
+                    let gain = item.gain ?? 1
+                    guard gain > 0, gain <= 1 else {
+                        problems.append("\(manifestURL.path): '\(item.id)' has gain \(gain), expected 0 < gain ≤ 1")
+                        continue
+                    }
+                    listed.insert(item.file)
+                    insert(SoundscapeEntry(id: id, title: item.title ?? item.id,
+                                           path: base.appendingPathComponent(item.file).path,
+                                           gain: gain, origin: origin))
+                }
+                if takeDefault, let name = manifest.default, let id = SoundscapeID(name) {
+                    defaultID = id
+                }
+            } catch {
+                problems.append("\(manifestURL.path): \(error)")
+            }
+        }
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        for file in files.sorted() where file.hasSuffix(".opus") && !listed.contains(file) {
+            let name = String(file.dropLast(".opus".count))
+            guard let id = SoundscapeID(name) else {
+                problems.append("\(directory)/\(file): the name is not usable as a soundscape id")
+                continue
+            }
+            insert(SoundscapeEntry(id: id, title: name, path: base.appendingPathComponent(file).path,
+                                   gain: 1, origin: origin))
+        }
+    }
+
+    private mutating func insert(_ entry: SoundscapeEntry) {
+        if let index = entries.firstIndex(where: { $0.id == entry.id }) {
+            entries[index] = entry
+        } else {
+            entries.append(entry)
+        }
+    }
+}

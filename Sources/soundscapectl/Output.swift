@@ -1,0 +1,67 @@
+import Foundation
+import SoundscapeCore
+import Varlink
+
+/// How the CLI prints things for people (and, with --json, for programs).
+enum Output {
+    static func describe(_ status: PlayerStatus) {
+        let rows: [(String, String)] = [
+            ("State", status.state.rawValue + (status.state != .stopped && !status.isPlaying ? " (no audio flowing)" : "")),
+            ("Soundscape", status.soundscape.rawValue),
+            ("Volume", "\(status.volume.percent)%"),
+            ("Route", status.route ?? "—"),
+        ]
+        for (label, value) in rows {
+            print(label.padding(toLength: 12, withPad: " ", startingAt: 0) + value)
+        }
+    }
+
+    static func describePlay(_ status: PlayerStatus) {
+        if status.isPlaying {
+            print("Playing \(status.soundscape) at \(status.volume.percent)%" + (status.route.map { " on \($0)" } ?? ""))
+        } else {
+            FileHandle.standardError.write(Data("""
+                soundscapectl: \(status.soundscape) will play as soon as audio output is available \
+                (state: \(status.state.rawValue)); see `soundscapectl events`.
+
+                """.utf8))
+        }
+    }
+
+    static func describe(_ list: SoundscapeListReply, current: SoundscapeID) {
+        let width = (list.soundscapes.map(\.id.count).max() ?? 0) + 2
+        for item in list.soundscapes {
+            let marker = item.id == current.rawValue ? "*" : " "
+            var notes = [item.origin]
+            if item.isDefault { notes.append("default") }
+            print("\(marker) \(item.id.padding(toLength: width, withPad: " ", startingAt: 0))\(item.title)  (\(notes.joined(separator: ", ")))")
+        }
+    }
+
+    static func describe(event: PlayerEvent) {
+        let time = event.time.description
+        let clock = time.count >= 23 ? String(time.dropFirst(11).prefix(12)) : time
+        let status = event.status
+        var line = "\(clock)  #\(event.seq)  \(event.reason.rawValue)  \(status.state.rawValue)  "
+            + "\(status.soundscape) \(status.volume.percent)%"
+        if let route = status.route { line += " → \(route)" }
+        if let message = event.message { line += "  (\(message))" }
+        print(line)
+    }
+
+    static func decodeEvent(_ reply: [String: JSONValue]) throws -> PlayerEvent {
+        guard let event = reply["event"] else { throw ControlFailure(message: "event reply without an event") }
+        return try JSONDecoder().decode(PlayerEvent.self, from: Data(json(event).utf8))
+    }
+
+    static func json(_ value: JSONValue) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "null"
+    }
+}
+
+/// Events are followed through pipes, where stdout is block-buffered: flush each line.
+func fflushStdout() {
+    fflush(nil)
+}

@@ -1,0 +1,144 @@
+import ArgumentParser
+import SoundscapeCore
+
+@main
+struct Soundscapectl: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "soundscapectl",
+        abstract: "Control soundscaped, the keep-alive soundscape service.",
+        discussion: """
+            Exit status: 0 success; 1 the daemon refused or the request failed; \
+            2 the daemon is not reachable.
+            """,
+        version: "0.1.0",
+        subcommands: [Play.self, Stop.self, VolumeCommand.self, Status.self, List.self, Events.self])
+}
+
+/// Options every subcommand shares.
+struct ConnectionOptions: ParsableArguments {
+    @Option(help: ArgumentHelp(
+        "Control socket of the daemon.",
+        discussion: "Default: $SOUNDSCAPED_SOCKET, else $XDG_RUNTIME_DIR/soundscaped/control.sock.",
+        valueName: "path"))
+    var socket: String?
+}
+
+struct Play: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Start playing (or switch to) a soundscape; without NAME, the current one.")
+
+    @OptionGroup var connection: ConnectionOptions
+    @Argument(help: "Soundscape id, as `soundscapectl list` shows.") var name: String?
+
+    func run() async throws {
+        try await Control.session(connection) { control in
+            let status = try await control.play(name)
+            Output.describePlay(status)
+        }
+    }
+}
+
+struct Stop: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Fade out and stop.")
+    @OptionGroup var connection: ConnectionOptions
+
+    func run() async throws {
+        try await Control.session(connection) { control in
+            let status = try await control.stop()
+            print("Stopped (\(status.soundscape) at \(status.volume.percent)%)")
+        }
+    }
+}
+
+struct VolumeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "volume",
+        abstract: "Print the volume, or set it: 0–100, +N/-N, or off, low, medium, high, max.")
+
+    @OptionGroup var connection: ConnectionOptions
+    // `.allUnrecognized` lets `-10` through as a value instead of an unknown flag.
+    @Argument(parsing: .allUnrecognized, help: "New volume; without it the current volume is printed.")
+    var values: [String] = []
+
+    func validate() throws {
+        guard values.count <= 1 else { throw ValidationError("expected one volume, got \(values.joined(separator: " "))") }
+    }
+
+    func run() async throws {
+        let value = values.first
+        let change: VolumeChange?
+        do {
+            change = try value.map { value throws(VolumeChange.ParseError) in try VolumeChange(parsing: value) }
+        } catch {
+            // A value the daemon would refuse is a refusal (exit 1), like any other bad input.
+            Control.fail(error.description, status: 1)
+        }
+        try await Control.session(connection) { control in
+            guard let change else {
+                print("\(try await control.status().volume.percent)%")
+                return
+            }
+            let target: Volume
+            switch change {
+            case .absolute(let volume): target = volume
+            case .relative: target = change.applied(to: try await control.status().volume)
+            }
+            print("Volume \(try await control.setVolume(target).volume.percent)%")
+        }
+    }
+}
+
+struct Status: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Show what the daemon is doing.")
+    @OptionGroup var connection: ConnectionOptions
+    @Flag(help: "Print the status as one JSON object.") var json = false
+
+    func run() async throws {
+        try await Control.session(connection) { control in
+            if json {
+                print(try await control.rawCall("GetStatus")["status"].map(Output.json) ?? "null")
+            } else {
+                Output.describe(try await control.status())
+            }
+        }
+    }
+}
+
+struct List: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "List the soundscapes the daemon can play.")
+    @OptionGroup var connection: ConnectionOptions
+    @Flag(help: "Print the list as JSON.") var json = false
+
+    func run() async throws {
+        try await Control.session(connection) { control in
+            if json {
+                print(Output.json(.object(try await control.rawCall("ListSoundscapes"))))
+            } else {
+                let current = try await control.status().soundscape
+                Output.describe(try await control.soundscapes(), current: current)
+            }
+        }
+    }
+}
+
+struct Events: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Follow events as they happen (until interrupted).",
+        discussion: "The first line is a snapshot of the current state (reason \"snapshot\").")
+    @OptionGroup var connection: ConnectionOptions
+    @Flag(help: "One JSON object per line, exactly as the daemon sends it.") var json = false
+
+    func run() async throws {
+        try await Control.session(connection) { control in
+            try await control.followEvents { reply in
+                if json {
+                    print(reply["event"].map(Output.json) ?? "null")
+                } else {
+                    Output.describe(event: try Output.decodeEvent(reply))
+                }
+                fflushStdout()
+            }
+            throw ControlFailure(message: "the daemon closed the event stream")
+        }
+    }
+}

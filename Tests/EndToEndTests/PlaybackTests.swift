@@ -1,0 +1,139 @@
+import Foundation
+import Testing
+import TestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What a user hears: the real daemon and CLI on a private PipeWire graph,
+/// checked by recording the sink's monitor.
+@Suite("Playback on a private PipeWire graph", .serialized)
+struct PlaybackTests {
+    @Test("play makes the default soundscape audible on the default sink, and status says so")
+    func playIsAudible() throws {
+        try PipeWireGraph.withGraph { graph in
+            try graph.createNullSink(name: "speaker")
+            let daemon = try Soundscaped(graph: graph)
+            try daemon.start()
+
+            let play = try daemon.must("play")
+            #expect(play.stdout.contains("Playing ocean-waves at 50% on speaker"), "\(play.stdout)")
+            let status = try daemon.status()
+            #expect(status["state"] as? String == "playing")
+            #expect(status["isPlaying"] as? Bool == true)
+            #expect(status["soundscape"] as? String == "ocean-waves")
+            #expect(status["volume"] as? Int == 50)
+            #expect(status["route"] as? String == "speaker")
+
+            let clip = try graph.record(sink: "speaker", seconds: 1.5)
+            let level = clip.rmsDB(from: 0.2, to: clip.duration)
+            // ocean-waves is mastered at about -21 dBFS RMS; 50 % is -18 dB on the cubic curve.
+            #expect(level > -50 && level < -30, "level \(level) dBFS")
+            #expect(clip.silentStretches(thresholdDB: -70, minMs: 20).filter { $0.lowerBound > 0.2 }.isEmpty)
+        }
+    }
+
+    @Test("volume changes the level by the cubic curve: 100 % → 50 % is -18 dB, → 25 % is -36 dB")
+    func volumeFollowsCubicCurve() throws {
+        try PipeWireGraph.withGraph { graph in
+            try graph.createNullSink(name: "speaker")
+            let daemon = try Soundscaped(graph: graph)
+            _ = try ToneLoops.make(id: "tone440", frequency: 440, in: daemon.userSoundscapes)
+            try daemon.start()
+            try daemon.must("volume", "100")
+            try daemon.must("play", "tone440")
+
+            let full = try graph.record(sink: "speaker", seconds: 1).rmsDB(from: 0.3, to: 1)
+            #expect(abs(full - (-9.03)) < 1, "a 0.5 sine at 100 % should be -9 dBFS, got \(full)")
+
+            let set = try daemon.must("volume", "50")
+            #expect(set.stdout.contains("Volume 50%"))
+            let half = try graph.record(sink: "speaker", seconds: 1).rmsDB(from: 0.3, to: 1)
+            #expect(abs((full - half) - 18.06) < 0.5, "100 → 50 % dropped \(full - half) dB, expected 18.06")
+
+            try daemon.must("volume", "-25")
+            let quarter = try graph.record(sink: "speaker", seconds: 1).rmsDB(from: 0.3, to: 1)
+            #expect(abs((full - quarter) - 36.12) < 0.5, "100 → 25 % dropped \(full - quarter) dB, expected 36.12")
+            #expect(try daemon.must("volume").stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "25%")
+        }
+    }
+
+    @Test("a volume change ramps without a click")
+    func volumeRampHasNoClick() throws {
+        try PipeWireGraph.withGraph { graph in
+            try graph.createNullSink(name: "speaker")
+            let daemon = try Soundscaped(graph: graph)
+            _ = try ToneLoops.make(id: "tone440", frequency: 440, in: daemon.userSoundscapes)
+            try daemon.start()
+            try daemon.must("volume", "100")
+            try daemon.must("play", "tone440")
+            let recording = try graph.startRecording(sink: "speaker")
+            try daemon.must("volume", "10")
+            try daemon.must("volume", "100")
+            try daemon.must("volume", "30")
+            Thread.sleep(forTimeInterval: 0.3)  // let the last ramp be recorded
+            let clip = try recording.stop()
+            // A 440 Hz sine of amplitude 0.5 moves at most 0.029 per sample; a hard gain jump would move up to 0.45.
+            #expect(clip.maxStep < 0.04, "largest sample step \(clip.maxStep) at \(clip.maxStepLocation)s")
+        }
+    }
+
+    @Test("stop fades out to digital silence and leaves the stream inactive")
+    func stopIsSilent() throws {
+        try PipeWireGraph.withGraph { graph in
+            try graph.createNullSink(name: "speaker")
+            let daemon = try Soundscaped(graph: graph)
+            _ = try ToneLoops.make(id: "tone440", frequency: 440, in: daemon.userSoundscapes)
+            try daemon.start()
+            try daemon.must("play", "tone440")
+            let recording = try graph.startRecording(sink: "speaker")
+            let stop = try daemon.must("stop")
+            #expect(stop.stdout.contains("Stopped"))
+            Thread.sleep(forTimeInterval: 1.2)  // record the fade and what follows it
+            let clip = try recording.stop()
+
+            let lastSound = clip.lastNonSilentTime(thresholdDB: -90) ?? 0
+            #expect(lastSound < 0.6, "sound until \(lastSound)s after stop (fade is 250 ms)")
+            #expect(clip.slice(from: 0.7).peak == 0, "not digital silence after the fade")
+            #expect(clip.maxStep < 0.04, "the fade-out clicked: step \(clip.maxStep)")
+
+            let status = try daemon.status()
+            #expect(status["state"] as? String == "stopped")
+            #expect(status["isPlaying"] as? Bool == false)
+            try waitUntil(timeout: .seconds(5), "our node to stop running") {
+                try graph.snapshot().node(named: "soundscaped")?.state != "running"
+            }
+        }
+    }
+
+    @Test("switching soundscapes while playing crossfades with no gap and no click")
+    func switchHasNoGap() throws {
+        try PipeWireGraph.withGraph { graph in
+            try graph.createNullSink(name: "speaker")
+            let daemon = try Soundscaped(graph: graph)
+            _ = try ToneLoops.make(id: "low", frequency: 440, in: daemon.userSoundscapes)
+            _ = try ToneLoops.make(id: "high", frequency: 660, in: daemon.userSoundscapes)
+            try daemon.start()
+            try daemon.must("volume", "100")
+            try daemon.must("play", "low")
+            let events = try daemon.followEvents()
+            let recording = try graph.startRecording(sink: "speaker")
+            Thread.sleep(forTimeInterval: 0.5)  // some of the first soundscape
+            try daemon.must("play", "high")
+            let changed = try events.next(reason: "soundscapeChanged")
+            #expect(changed["soundscape"] as? String == "high")
+            Thread.sleep(forTimeInterval: 1.5)  // the crossfade (600 ms) and some of the second
+            let clip = try recording.stop()
+            events.stop()
+
+            // The monitor's first buffers after pw-record links can be empty; judge from 0.2 s on.
+            let gaps = clip.silentStretches(thresholdDB: -30, minMs: 5).filter { $0.upperBound > 0.2 }
+            #expect(gaps.isEmpty, "gaps: \(gaps)")
+            let before = try #require(clip.estimatedFrequency(from: 0.1, to: 0.4))
+            let after = try #require(clip.estimatedFrequency(from: clip.duration - 0.4, to: clip.duration - 0.1))
+            #expect(abs(before - 440) < 5 && abs(after - 660) < 5, "pitch \(before) Hz → \(after) Hz")
+            #expect(clip.slice(from: 0.2).maxStep < 0.08, "the switch clicked: step \(clip.maxStep) at \(clip.maxStepLocation)s")
+            #expect(try daemon.status()["soundscape"] as? String == "high")
+        }
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+import TestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A deliberately dumb varlink client on a blocking Unix socket: it sends
+/// whatever bytes a test gives it, including garbage a real client never would.
+final class RawVarlink {
+    private let fd: Int32
+
+    init(path: String) throws {
+        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw HarnessError("socket(): \(errno)") }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { bytes in
+            bytes.copyBytes(from: path.utf8.prefix(bytes.count - 1))
+        }
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard connected == 0 else { close(fd); throw HarnessError("connect(\(path)): errno \(errno)") }
+        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    deinit {
+        close(fd)
+    }
+
+    /// Sends raw bytes (add the NUL yourself when you want a frame).
+    func send(_ bytes: [UInt8]) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let sent = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            guard sent > 0 else { throw HarnessError("send: errno \(errno)") }
+            offset += sent
+        }
+    }
+
+    /// Sends a frame unless the socket's buffer is full (the peer stopped
+    /// reading); returns whether it went out. For clients that never read.
+    func sendIfRoom(_ text: String) throws -> Bool {
+        let bytes = Array(text.utf8) + [0]
+        let sent = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+        if sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { return false }
+        guard sent == bytes.count else { throw HarnessError("send: \(sent) of \(bytes.count) bytes, errno \(errno)") }
+        return true
+    }
+
+    func send(_ text: String) throws {
+        try send(Array(text.utf8) + [0])
+    }
+
+    /// The next NUL-terminated reply as a JSON object, or nil when the server closed the connection.
+    func receive() throws -> [String: Any]? {
+        var message: [UInt8] = []
+        var byte: UInt8 = 0
+        while true {
+            let got = recv(fd, &byte, 1, 0)
+            if got == 0 { return nil }
+            guard got == 1 else { throw HarnessError("recv: errno \(errno) (timed out waiting for a reply?)") }
+            if byte == 0 { break }
+            message.append(byte)
+        }
+        guard let object = try JSONSerialization.jsonObject(with: Data(message)) as? [String: Any] else {
+            throw HarnessError("reply is not a JSON object: \(String(decoding: message, as: UTF8.self))")
+        }
+        return object
+    }
+
+    /// Sends one call and returns its reply.
+    func call(_ json: String) throws -> [String: Any] {
+        try send(json)
+        guard let reply = try receive() else { throw HarnessError("connection closed instead of a reply to \(json)") }
+        return reply
+    }
+}
+
+extension [String: Any] {
+    var errorName: String? { self["error"] as? String }
+    var errorParameter: String? { (self["parameters"] as? [String: Any])?["parameter"] as? String }
+}
