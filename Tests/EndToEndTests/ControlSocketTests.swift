@@ -119,9 +119,11 @@ struct ControlSocketTests {
 
     @Test("GetInfo and GetInterfaceDescription give an IDL that python-varlink parses and calls through")
     func idlIsParseableByVarlinkTooling() throws {
-        let probe = try ChildProcess.run(["python3", "-c", "import varlink"])
+        // scripts/test provides python-varlink in a venv and names its python here.
+        let python = ProcessInfo.processInfo.environment["SOUNDSCAPED_TEST_PYTHON"] ?? "python3"
+        let probe = try ChildProcess.run([python, "-c", "import varlink"])
         guard probe.succeeded else {
-            throw HarnessError("python3 varlink module missing: install it with `pip install varlink` (.ci/run does)")
+            throw HarnessError("\(python) has no varlink module: run the tests with scripts/test, or `pip install varlink`")
         }
         try PipeWireGraph.withGraph { graph in
             try graph.createNullSink(name: "speaker")
@@ -129,15 +131,15 @@ struct ControlSocketTests {
             try daemon.start()
             let address = "unix:\(daemon.socket)"
 
-            let info = try graph.run(["python3", "-m", "varlink.cli", "info", address]).requireSuccess()
+            let info = try graph.run([python, "-m", "varlink.cli", "info", address]).requireSuccess()
             #expect(info.stdout.contains("io.soundscaped.Player"))
             #expect(info.stdout.contains("org.varlink.service"))
 
             // `help` parses the IDL with python-varlink's scanner; `call` validates against it.
-            let help = try graph.run(["python3", "-m", "varlink.cli", "help", "\(address)/io.soundscaped.Player"])
+            let help = try graph.run([python, "-m", "varlink.cli", "help", "\(address)/io.soundscaped.Player"])
                 .requireSuccess()
             #expect(help.stdout.contains("method Subscribe() -> (event: Event)"))
-            let call = try graph.run(["python3", "-m", "varlink.cli", "call",
+            let call = try graph.run([python, "-m", "varlink.cli", "call",
                                       "\(address)/io.soundscaped.Player.SetVolume", #"{"volume": 35}"#]).requireSuccess()
             #expect(call.stdout.contains("\"volume\": 35"))
         }

@@ -1,0 +1,105 @@
+# Shared by scripts/run and scripts/test: installing what soundscaped needs on
+# Debian 12 (or newer) and starting a private, headless PipeWire graph.
+# Sourced, not run.
+
+ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
+
+# Build and run time: PipeWire, Opus, SQLite. Tests add the graph's daemons and tools.
+RUNTIME_PACKAGES=(pkg-config libpipewire-0.3-dev libspa-0.2-dev libopus-dev libopusfile-dev libsqlite3-dev
+                  pipewire pipewire-bin wireplumber dbus-daemon)
+TEST_PACKAGES=(sox opus-tools python3 python3-venv procps)
+# What the Swift toolchain itself needs on Debian 12 (from swift.org's install guide).
+SWIFT_PACKAGES=(binutils git gnupg2 libc6-dev libcurl4-openssl-dev libedit2 libgcc-12-dev libpython3-dev
+                libsqlite3-0 libstdc++-12-dev libxml2-dev libz3-dev tzdata unzip zlib1g-dev curl ca-certificates)
+SWIFT_VERSION=6.3.1
+
+say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+as_root() {
+    if [ "$(id -u)" = 0 ]; then "$@"
+    elif command -v sudo >/dev/null; then sudo "$@"
+    else die "need root to run: $* (install sudo or run as root)"; fi
+}
+
+# Installs the Debian packages that are not installed yet (nothing to do, no sudo, when all are).
+ensure_packages() {
+    local missing=()
+    for package in "$@"; do
+        dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    say "Installing ${missing[*]}"
+    as_root apt-get update -q
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"
+}
+
+# Puts a Swift 6 toolchain on PATH, downloading swift.org's Debian 12 build into /opt/swift if none is found.
+ensure_swift() {
+    if ! command -v swift >/dev/null && [ -x /opt/swift/usr/bin/swift ]; then
+        export PATH=/opt/swift/usr/bin:$PATH
+    fi
+    command -v swift >/dev/null && return 0
+    ensure_packages "${SWIFT_PACKAGES[@]}"
+    local name="swift-$SWIFT_VERSION-RELEASE-debian12"
+    local url="https://download.swift.org/swift-$SWIFT_VERSION-release/debian12/swift-$SWIFT_VERSION-RELEASE/$name.tar.gz"
+    say "No Swift toolchain found: installing Swift $SWIFT_VERSION into /opt/swift from swift.org"
+    local tmp; tmp=$(mktemp -d)
+    curl -fL --retry 3 -o "$tmp/swift.tar.gz" "$url" || die "could not download $url"
+    as_root mkdir -p /opt/swift
+    as_root tar -xzf "$tmp/swift.tar.gz" -C /opt/swift --strip-components=1
+    rm -rf "$tmp"
+    export PATH=/opt/swift/usr/bin:$PATH
+    command -v swift >/dev/null || die "Swift was unpacked but does not run; see https://www.swift.org/install/linux/"
+}
+
+# True when a PipeWire server answers for this session.
+session_pipewire_running() {
+    [ -n "${XDG_RUNTIME_DIR:-}" ] && [ -S "${PIPEWIRE_RUNTIME_DIR:-$XDG_RUNTIME_DIR}/${PIPEWIRE_REMOTE:-pipewire-0}" ] \
+        && timeout 3 pw-cli info 0 >/dev/null 2>&1
+}
+
+# Starts dbus-daemon, pipewire and wireplumber in a new private runtime
+# directory with one null sink ($1, default "soundscape-speaker"), and exports
+# XDG_RUNTIME_DIR / DBUS_SESSION_BUS_ADDRESS for it. Sets PRIVATE_GRAPH_DIR and
+# PRIVATE_GRAPH_PIDS; stop it with stop_private_pipewire.
+start_private_pipewire() {
+    local sink=${1:-soundscape-speaker}
+    PRIVATE_GRAPH_DIR=$(mktemp -d /tmp/soundscaped-pipewire.XXXXXX)
+    chmod 700 "$PRIVATE_GRAPH_DIR"
+    export XDG_RUNTIME_DIR=$PRIVATE_GRAPH_DIR
+    unset PIPEWIRE_RUNTIME_DIR PIPEWIRE_REMOTE
+    export DBUS_SESSION_BUS_ADDRESS=unix:path=$PRIVATE_GRAPH_DIR/bus
+    mkdir -p "$PRIVATE_GRAPH_DIR/logs"
+    PRIVATE_GRAPH_PIDS=()
+    # setsid: a Ctrl-C meant for soundscaped must not take the graph down under it.
+    setsid dbus-daemon --session --address="$DBUS_SESSION_BUS_ADDRESS" --nofork --nopidfile >"$PRIVATE_GRAPH_DIR/logs/dbus.log" 2>&1 &
+    PRIVATE_GRAPH_PIDS+=($!)
+    wait_for 5 "the private D-Bus" test -S "$PRIVATE_GRAPH_DIR/bus"
+    setsid pipewire >"$PRIVATE_GRAPH_DIR/logs/pipewire.log" 2>&1 &
+    PRIVATE_GRAPH_PIDS+=($!)
+    wait_for 5 "the private PipeWire" pw-cli info 0
+    setsid wireplumber >"$PRIVATE_GRAPH_DIR/logs/wireplumber.log" 2>&1 &
+    PRIVATE_GRAPH_PIDS+=($!)
+    wait_for 5 "WirePlumber" sh -c 'pw-cli ls Metadata | grep -q "metadata.name = \"default\""'
+    pw-cli create-node adapter "{ factory.name=support.null-audio-sink node.name=$sink node.description=\"Soundscape speaker (headless)\" media.class=Audio/Sink object.linger=true audio.position=[FL FR] }" >/dev/null
+    wait_for 5 "the null sink $sink" sh -c "pw-cli ls Node | grep -q 'node.name = \"$sink\"'"
+}
+
+stop_private_pipewire() {
+    [ -n "${PRIVATE_GRAPH_DIR:-}" ] || return 0
+    for ((i=${#PRIVATE_GRAPH_PIDS[@]}-1; i>=0; i--)); do kill "${PRIVATE_GRAPH_PIDS[$i]}" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+    rm -rf "$PRIVATE_GRAPH_DIR"
+    PRIVATE_GRAPH_DIR=
+}
+
+# wait_for SECONDS WHAT COMMAND...: polls COMMAND every 0.1 s until it succeeds.
+wait_for() {
+    local seconds=$1 what=$2; shift 2
+    local deadline=$((SECONDS + seconds))
+    until "$@" >/dev/null 2>&1; do
+        [ $SECONDS -lt $deadline ] || die "timed out after ${seconds}s waiting for $what"
+        sleep 0.1
+    done
+}
