@@ -110,6 +110,7 @@ public final class PipeWireOutput: @unchecked Sendable {
             guard running else { return }
             logger.warning("reconnecting to PipeWire", metadata: ["reason": "\(reason)"])
             tearDown()
+            events.yield(.disconnected(reason: reason))
             reconnect.reset()
             attemptConnect()
         }
@@ -279,6 +280,12 @@ public final class PipeWireOutput: @unchecked Sendable {
         let renderer = self.renderer
         runBlocking(on: dataLoop) { renderer.applySilence() }
         activate(false)
+        // An inactive stream is not streaming; say so before `.stopped`, so nobody
+        // believes a stream that is about to pause still runs.
+        if streaming {
+            streaming = false
+            events.yield(.streaming(false))
+        }
         events.yield(.stopped)
     }
 

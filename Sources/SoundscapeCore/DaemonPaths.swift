@@ -18,7 +18,7 @@ public enum DaemonPaths {
         if let stateHome = environment["XDG_STATE_HOME"], stateHome.hasPrefix("/") {
             return stateHome + "/soundscaped"
         }
-        guard let home = environment["HOME"], !home.isEmpty else { return nil }
+        guard let home = environment["HOME"], home.hasPrefix("/") else { return nil }
         return home + "/.local/state/soundscaped"
     }
 }

@@ -72,6 +72,15 @@ public struct PlayerMachine: Sendable {
     /// output for the short moment a start takes, to avoid announcing a
     /// transient the user never hears.
     public private(set) var publishedState: PlayerState
+    /// Whether the graph runs our stream, as last reported, whatever we asked of it;
+    /// a play during a stop's fade-out finds the stream still running.
+    public private(set) var graphStreaming = false
+    /// Whether the current play session has been audible yet: the first time is
+    /// `started`, any later return to playing is `resumed`.
+    private var sessionHasPlayed = false
+    private var disconnectReason: String?
+    /// A `serverLost` went out, so the server's return is news (`serverRestored`).
+    private var serverLostAnnounced = false
 
     public init(desired: DesiredState, configuration: Configuration = .init()) {
         self.desired = desired
@@ -117,11 +126,12 @@ public struct PlayerMachine: Sendable {
         case .play(let soundscape):
             let changedSoundscape = soundscape != desired.soundscape
             if changedSoundscape || !desired.wantsPlaying {
+                if !desired.wantsPlaying { sessionHasPlayed = false }
                 desired.soundscape = soundscape
                 desired.wantsPlaying = true
                 actions.append(.persist(desired))
-                // While audible, the switch itself is the news; from silence, `started` says it.
-                if changedSoundscape, publishedState == .playing {
+                // During a session the switch itself is the news; from silence, `started` says it.
+                if changedSoundscape, publishedState != .stopped {
                     announcement = (.soundscapeChanged, nil)
                 }
             }
@@ -141,12 +151,20 @@ public struct PlayerMachine: Sendable {
             }
 
         case .outputConnected:
-            if output == .unavailable { output = .idle }
+            if output == .unavailable {
+                output = .idle
+                graphStreaming = false
+                if serverLostAnnounced { announcement = (.serverRestored, nil) }
+                serverLostAnnounced = false
+            }
 
-        case .outputDisconnected:
+        case .outputDisconnected(let reason):
             output = .unavailable
+            graphStreaming = false
+            disconnectReason = reason
 
         case .outputStreaming(let streaming):
+            graphStreaming = streaming
             if case .active(let soundscape, let wasStreaming, _) = output, wasStreaming != streaming {
                 output = .active(soundscape: soundscape, streaming: streaming, since: now)
                 if !streaming { actions.append(.scheduleTick(at: now + configuration.startTimeout)) }
@@ -167,12 +185,13 @@ public struct PlayerMachine: Sendable {
         case .decodeFailed(let soundscape, let message, let fallback):
             announcement = (.decodeError, message)
             if soundscape == desired.soundscape {
+                let before = desired
                 if let fallback, fallback != soundscape {
                     desired.soundscape = fallback
                 } else {
                     desired.wantsPlaying = false
                 }
-                actions.append(.persist(desired))
+                if desired != before { actions.append(.persist(desired)) }
             }
 
         case .tick:
@@ -188,7 +207,9 @@ public struct PlayerMachine: Sendable {
     private mutating func reconcile(now: ContinuousClock.Instant) -> [Action] {
         switch (desired.wantsPlaying, output) {
         case (true, .idle), (true, .stopping):
-            output = .active(soundscape: desired.soundscape, streaming: false, since: now)
+            // From `.stopping` the stream may still run (the fade-out is simply reversed).
+            let streaming = output == .stopping && graphStreaming
+            output = .active(soundscape: desired.soundscape, streaming: streaming, since: now)
             return [.startOutput(desired.soundscape, desired.volume), .scheduleTick(at: now + configuration.startTimeout)]
         case (true, .active(let playing, let streaming, let since)) where playing != desired.soundscape:
             output = .active(soundscape: desired.soundscape, streaming: streaming, since: since)
@@ -209,19 +230,26 @@ public struct PlayerMachine: Sendable {
         guard let state = currentState(now: now), state != publishedState else {
             return announcement.map { [.emit($0.reason, message: $0.message)] } ?? []
         }
-        let previous = publishedState
         publishedState = state
         let reason: EventReason
+        var message = announcement?.message
         switch state {
         case .stopped:
             reason = announcement?.reason == .decodeError ? .decodeError : .stopped
         case .playing:
-            reason = previous == .stopped ? .started : .resumed
+            reason = sessionHasPlayed ? .resumed : .started
+            sessionHasPlayed = true
         case .recovering:
-            reason = .resumeFailed
+            if output == .unavailable {
+                reason = .serverLost
+                serverLostAnnounced = true
+                message = message ?? disconnectReason.map { "PipeWire is not available: \($0)" }
+            } else {
+                reason = .resumeFailed
+            }
         case .interrupted:
             reason = .interrupted
         }
-        return [.emit(reason, message: announcement?.message)]
+        return [.emit(reason, message: message)]
     }
 }

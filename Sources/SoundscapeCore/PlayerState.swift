@@ -23,6 +23,10 @@ public enum EventReason: String, Sendable, Codable, CaseIterable {
     case decodeError
     case volumeChanged
     case soundscapeChanged
+    /// The PipeWire server went away (or is not there) while we want to play.
+    case serverLost
+    /// The PipeWire server is back; `resumed` follows once audio flows.
+    case serverRestored
     /// Not a change: the first message of a subscription, carrying the current
     /// state and the `seq` of the latest event, so the next event is `seq + 1`.
     case snapshot

@@ -23,7 +23,9 @@ public struct SoundscapeID: Sendable, Hashable, Comparable, CustomStringConverti
     private static func isAllowed(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar {
         case "a"..."z", "A"..."Z", "0"..."9", "-", "_", ".", " ", "+", "(", ")", ",", "'": true
-        default: scalar.value >= 0x80 && scalar.properties.isAlphabetic
+        // Letters beyond ASCII, and combining marks so that a decomposed "été" is as good as a composed one.
+        default: scalar.value >= 0x80 && (scalar.properties.isAlphabetic
+            || scalar.properties.generalCategory == .nonspacingMark || scalar.properties.generalCategory == .spacingMark)
         }
     }
 }

@@ -69,15 +69,23 @@ extension Timestamp: Codable {
             }
             return value
         }
+        func byte(_ index: Int, is character: Unicode.Scalar) -> Bool {
+            index < utf8.count && utf8[index] == UInt8(ascii: character)
+        }
         guard utf8.count >= 20, utf8.last == UInt8(ascii: "Z"),
+              byte(4, is: "-"), byte(7, is: "-"), byte(10, is: "T"), byte(13, is: ":"), byte(16, is: ":"),
               let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
               let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
-              (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61
+              (1...12).contains(month), (1...Self.days(inMonth: month, year: year)).contains(day),
+              hour < 24, minute < 60, second < 61
         else { return nil }
         var millis: Int64 = 0
         if utf8[19] == UInt8(ascii: ".") {
             let digits = utf8[20..<(utf8.count - 1)]
-            guard !digits.isEmpty, let fraction = number(20..<(20 + min(3, digits.count))) else { return nil }
+            // Every fraction digit must be a digit; only the first three count.
+            guard !digits.isEmpty,
+                  digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+                  let fraction = number(20..<(20 + min(3, digits.count))) else { return nil }
             millis = fraction * [100, 10, 1][min(3, digits.count) - 1]
         } else if utf8.count != 20 {
             return nil
@@ -90,5 +98,13 @@ extension Timestamp: Codable {
         let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
         let days = era * 146_097 + dayOfEra - 719_468
         millisecondsSince1970 = ((days * 24 + hour) * 60 + minute) * 60_000 + second * 1000 + millis
+    }
+
+    static func days(inMonth month: Int64, year: Int64) -> Int64 {
+        switch month {
+        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
     }
 }

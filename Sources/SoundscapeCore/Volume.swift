@@ -75,14 +75,22 @@ public enum VolumeChange: Sendable, Equatable {
             return
         }
         if let sign = body.first, sign == "+" || sign == "-" {
-            guard let step = Int(body.dropFirst()), body.count > 1, step <= Volume.range.upperBound else {
+            let digits = body.dropFirst()
+            guard Self.isDigits(digits), let step = Int(digits), step <= Volume.range.upperBound else {
                 throw ParseError(input: text)
             }
             self = .relative(sign == "+" ? step : -step)
             return
         }
-        guard let value = Int(body), let volume = Volume(percent: value) else { throw ParseError(input: text) }
+        guard Self.isDigits(body), let value = Int(body), let volume = Volume(percent: value) else {
+            throw ParseError(input: text)
+        }
         self = .absolute(volume)
+    }
+
+    /// Plain ASCII digits only: `Int("+5")` would let "++5" and "-+5" through.
+    private static func isDigits(_ text: Substring) -> Bool {
+        !text.isEmpty && text.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
     }
 
     /// Steps clamp at the ends, so `+10` at 95 % gives 100 %.

@@ -10,7 +10,9 @@ import SoundscapeCore
 public struct SoundscapeCatalog: Sendable {
     public static let fallbackDefault = SoundscapeID("ocean-waves")!
 
-    /// In listing order: built-ins as the manifest orders them, then the rest by id.
+    /// In listing order: directory by directory (built-in, extra, user), each
+    /// directory's manifest order first, then its other files by file name; an
+    /// override keeps the place of the entry it replaces.
     public private(set) var entries: [SoundscapeEntry] = []
     public private(set) var defaultID: SoundscapeID = Self.fallbackDefault
     /// Problems found while scanning (a bad manifest line, an unusable file name).
@@ -60,6 +62,8 @@ public struct SoundscapeCatalog: Sendable {
             do {
                 let manifest = try JSONDecoder().decode(Manifest.self, from: data)
                 for item in manifest.soundscapes {
+                    // A refused entry's file must not come back as a bare file under another name.
+                    listed.insert(item.file)
                     guard let id = SoundscapeID(item.id) else {
                         problems.append("\(manifestURL.path): invalid soundscape id '\(item.id)'")
                         continue
@@ -73,7 +77,6 @@ public struct SoundscapeCatalog: Sendable {
                         problems.append("\(manifestURL.path): '\(item.id)' has gain \(gain), expected 0 < gain ≤ 1")
                         continue
                     }
-                    listed.insert(item.file)
                     insert(SoundscapeEntry(id: id, title: item.title ?? item.id,
                                            path: base.appendingPathComponent(item.file).path,
                                            gain: gain, origin: origin))

@@ -16,7 +16,7 @@ extension SoundscapeCatalog.Locations {
         if let dataHome = environment["XDG_DATA_HOME"], dataHome.hasPrefix("/") {
             return dataHome + "/soundscaped/soundscapes"
         }
-        guard let home = environment["HOME"], !home.isEmpty else { return nil }
+        guard let home = environment["HOME"], home.hasPrefix("/") else { return nil }
         return home + "/.local/share/soundscaped/soundscapes"
     }
 
