@@ -31,6 +31,7 @@ let package = Package(
             name: "CSoundscapeShims",
             dependencies: ["CPipeWire"]
         ),
+        .target(name: "CSoundscapeSystem"),
 
         // MARK: Pure logic (no I/O)
         .target(name: "SoundscapeCore"),
@@ -65,6 +66,7 @@ let package = Package(
             name: "SoundscapeDaemon",
             dependencies: [
                 "SoundscapeCore", "SoundscapeAudio", "SoundscapeLibrary", "SoundscapeStore", "Varlink",
+                "CSoundscapeSystem",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -102,6 +104,6 @@ let package = Package(
         .testTarget(name: "SoundscapeAudioTests", dependencies: ["SoundscapeAudio", "SoundscapeLibrary"]),
         .testTarget(name: "SoundscapeLibraryTests", dependencies: ["SoundscapeLibrary", "SoundscapeCore"]),
         .target(name: "TestSupport", dependencies: ["SoundscapeCore"], path: "Tests/TestSupport"),
-        .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "SoundscapeCore"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "SoundscapeCore", "Varlink"]),
     ]
 )

@@ -27,6 +27,18 @@ public enum EventReason: String, Sendable, Codable, CaseIterable {
     case serverLost
     /// The PipeWire server is back; `resumed` follows once audio flows.
     case serverRestored
+    /// The signer host started (message: its pid).
+    case signerStarted
+    /// The signer host ended on its own (message: exit status or signal).
+    case signerExited
+    /// The signer host will be started again (message: the delay).
+    case signerRestarting
+    /// The signer host crashed too often in a row; it stays down until the next play.
+    case signerFailed
+    /// The signer host was stopped on purpose.
+    case signerStopped
+    /// The signer host stopped sending heartbeats and is being restarted.
+    case signerHung
     /// Not a change: the first message of a subscription, carrying the current
     /// state and the `seq` of the latest event, so the next event is `seq + 1`.
     case snapshot
@@ -35,4 +47,5 @@ public enum EventReason: String, Sendable, Codable, CaseIterable {
 /// Which subsystem an event is about; lets a subscriber filter without knowing every reason.
 public enum EventType: String, Sendable, Codable, CaseIterable {
     case player
+    case signer
 }

@@ -11,19 +11,22 @@ public struct PlayerStatus: Sendable, Equatable, Codable {
     public var route: String?
     /// What the user asked for, which survives interruptions and restarts.
     public var wantsPlaying: Bool
+    /// The signer host, or null when none is configured.
+    public var signer: SignerStatus?
 
     public init(state: PlayerState, isPlaying: Bool, soundscape: SoundscapeID, volume: Volume,
-                route: String?, wantsPlaying: Bool) {
+                route: String?, wantsPlaying: Bool, signer: SignerStatus? = nil) {
         self.state = state
         self.isPlaying = isPlaying
         self.soundscape = soundscape
         self.volume = volume
         self.route = route
         self.wantsPlaying = wantsPlaying
+        self.signer = signer
     }
 
     private enum CodingKeys: String, CodingKey {
-        case state, isPlaying, soundscape, volume, route, wantsPlaying
+        case state, isPlaying, soundscape, volume, route, wantsPlaying, signer
     }
 
     /// Writes `route` as an explicit null: clients test for it, not for a missing key.
@@ -35,5 +38,6 @@ public struct PlayerStatus: Sendable, Equatable, Codable {
         try container.encode(volume, forKey: .volume)
         try container.encode(route, forKey: .route)
         try container.encode(wantsPlaying, forKey: .wantsPlaying)
+        try container.encode(signer, forKey: .signer)
     }
 }

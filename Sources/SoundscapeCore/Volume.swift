@@ -102,11 +102,11 @@ public enum VolumeChange: Sendable, Equatable {
     }
 }
 
-extension String {
+extension StringProtocol {
     func trimmingSpaces() -> Substring {
-        var view = Substring(self)
+        var view = self[...]
         while view.first?.isWhitespace == true { view = view.dropFirst() }
         while view.last?.isWhitespace == true { view = view.dropLast() }
-        return view
+        return Substring(view)
     }
 }

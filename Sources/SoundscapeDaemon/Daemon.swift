@@ -17,10 +17,13 @@ public struct DaemonOptions: Sendable {
     public var output: OutputConfiguration
     /// Events a subscriber may fall behind before it is dropped.
     public var subscriberQueueLimit: Int
+    /// The signer host to keep alive, if any.
+    public var signer: SignerConfiguration?
 
     public init(socketPath: String, stateDirectory: String, soundscapes: SoundscapeCatalog.Locations,
                 logLevel: Logger.Level = .info, output: OutputConfiguration = OutputConfiguration(),
-                subscriberQueueLimit: Int = 256) {
+                subscriberQueueLimit: Int = 256, signer: SignerConfiguration? = nil) {
+        self.signer = signer
         self.socketPath = socketPath
         self.stateDirectory = stateDirectory
         self.soundscapes = soundscapes
@@ -54,10 +57,15 @@ public enum Daemon {
         let output = PipeWireOutput(configuration: options.output, logger: Logger(label: "soundscaped.audio"),
                                     events: outputSink)
         let hub = EventHub(initialStatus: nil)
-        let player = Player(output: output, outputEvents: outputEvents, outputEventSink: outputSink, store: store,
-                            locations: options.soundscapes, hub: hub, logger: Logger(label: "soundscaped.player"))
-
         let eventLoopGroup = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let signerHost = try options.signer.map {
+            try SignerHost(configuration: $0, baseEnvironment: environment, socketPath: options.socketPath, hub: hub,
+                           eventLoopGroup: eventLoopGroup, logger: Logger(label: "soundscaped.signer"))
+        }
+        let player = Player(output: output, outputEvents: outputEvents, outputEventSink: outputSink, store: store,
+                            locations: options.soundscapes, hub: hub, logger: Logger(label: "soundscaped.player"),
+                            signerHost: signerHost)
+
         let controlLogger = Logger(label: "soundscaped.control")
         let server = VarlinkServer(
             listener: .unixPath(options.socketPath),

@@ -5,12 +5,19 @@ import Varlink
 /// How the CLI prints things for people (and, with --json, for programs).
 enum Output {
     static func describe(_ status: PlayerStatus) {
-        let rows: [(String, String)] = [
+        var rows: [(String, String)] = [
             ("State", status.state.rawValue + (status.state != .stopped && !status.isPlaying ? " (no audio flowing)" : "")),
             ("Soundscape", status.soundscape.rawValue),
             ("Volume", "\(status.volume.percent)%"),
             ("Route", status.route ?? "—"),
         ]
+        if let signer = status.signer {
+            var text = signer.state.rawValue
+            if let pid = signer.pid { text += ", pid \(pid)" }
+            text += ", \(signer.restarts) restart\(signer.restarts == 1 ? "" : "s")"
+            if let lastExit = signer.lastExit { text += ", last \(lastExit)" }
+            rows.append(("Signer", text))
+        }
         for (label, value) in rows {
             print(label.padding(toLength: 12, withPad: " ", startingAt: 0) + value)
         }
@@ -42,9 +49,13 @@ enum Output {
         let time = event.time.description
         let clock = time.count >= 23 ? String(time.dropFirst(11).prefix(12)) : time
         let status = event.status
-        var line = "\(clock)  #\(event.seq)  \(event.reason.rawValue)  \(status.state.rawValue)  "
-            + "\(status.soundscape) \(status.volume.percent)%"
-        if let route = status.route { line += " → \(route)" }
+        var line = "\(clock)  #\(event.seq)  \(event.reason.rawValue)  "
+        if event.type == .signer, let signer = status.signer {
+            line += "signer \(signer.state.rawValue)" + (signer.pid.map { " pid \($0)" } ?? "")
+        } else {
+            line += "\(status.state.rawValue)  \(status.soundscape) \(status.volume.percent)%"
+            if let route = status.route { line += " → \(route)" }
+        }
         if let message = event.message { line += "  (\(message))" }
         print(line)
     }

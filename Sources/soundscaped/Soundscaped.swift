@@ -42,6 +42,44 @@ struct Soundscaped: AsyncParsableCommand {
         valueName: "frames"))
     var latencyFrames: Int = 2048
 
+    @Option(help: ArgumentHelp(
+        "Config file (see docs/configuration.md).",
+        discussion: "Default: $XDG_CONFIG_HOME/soundscaped/soundscaped.conf, else ~/.config/soundscaped/soundscaped.conf; a missing default file is fine.",
+        valueName: "file"))
+    var config: String?
+
+    @Option(name: .customLong("signer-command"), help: ArgumentHelp(
+        "Signer host to keep alive while playing: \"PROGRAM ARG …\", split like a shell would (no shell runs).",
+        valueName: "command"))
+    var signerCommand: String?
+
+    @Option(name: .customLong("signer-directory"), help: ArgumentHelp("Working directory of the signer host.", valueName: "dir"))
+    var signerDirectory: String?
+
+    @Option(name: .customLong("signer-env"), help: ArgumentHelp("Extra environment for the signer host. Repeatable.", valueName: "NAME=VALUE"))
+    var signerEnvironment: [String] = []
+
+    @Flag(name: .customLong("signer-keep-running"), help: "Keep the signer host running while audio is stopped.")
+    var signerKeepRunning = false
+
+    @Option(name: .customLong("signer-stop-timeout"), help: ArgumentHelp(
+        "Seconds between SIGTERM and SIGKILL when stopping the signer host (default 5).", valueName: "seconds"))
+    var signerStopTimeout: String?
+
+    @Option(name: .customLong("signer-liveness-timeout"), help: ArgumentHelp(
+        "If set, the signer host must print a 'heartbeat' line at least this often or it is restarted.",
+        valueName: "seconds"))
+    var signerLivenessTimeout: String?
+
+    @Option(name: .customLong("signer-restart-delay"), help: ArgumentHelp(
+        "First restart delay in seconds (default 1); it doubles per quick failure, up to 60.", valueName: "seconds"))
+    var signerRestartDelay: String?
+
+    @Option(name: .customLong("signer-crash-limit"), help: ArgumentHelp(
+        "Quick failures in a row before the signer host is marked failed until the next play (default 5).",
+        valueName: "count"))
+    var signerCrashLimit: Int?
+
     func validate() throws {
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError("unknown log level '\(logLevel)'")
@@ -61,6 +99,7 @@ struct Soundscaped: AsyncParsableCommand {
         }
         var output = OutputConfiguration()
         output.latencyFrames = latencyFrames
+        let signer = try signerConfiguration(environment: environment)
         let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
             ?? CommandLine.arguments[0]
         let options = DaemonOptions(
@@ -68,7 +107,87 @@ struct Soundscaped: AsyncParsableCommand {
             stateDirectory: stateDirectory,
             soundscapes: .standard(extra: soundscapeDirectories, environment: environment, executablePath: executable),
             logLevel: Logger.Level(rawValue: logLevel) ?? .info,
-            output: output)
+            output: output,
+            signer: signer)
         try await Daemon.run(options: options, environment: environment)
+    }
+
+    /// The config file, with command-line flags taking precedence. A bad file refuses to start.
+    private func signerConfiguration(environment: [String: String]) throws -> SignerConfiguration? {
+        var file = ConfigFile()
+        let path: String?
+        if let config {
+            path = config
+        } else if let home = environment["XDG_CONFIG_HOME"], home.hasPrefix("/") {
+            path = home + "/soundscaped/soundscaped.conf"
+        } else if let home = environment["HOME"], home.hasPrefix("/") {
+            path = home + "/.config/soundscaped/soundscaped.conf"
+        } else {
+            path = nil
+        }
+        if let path {
+            if let text = try? String(contentsOfFile: path, encoding: .utf8) {
+                do {
+                    file = try ConfigFile(parsing: text)
+                } catch {
+                    throw ConfigurationError("\(path): \(error)")
+                }
+            } else if config != nil {
+                throw ConfigurationError("cannot read the config file \(path)")
+            }
+        }
+        var command = file.signerCommand
+        if let signerCommand {
+            do {
+                command = try ShellWords.split(signerCommand)
+            } catch {
+                throw ConfigurationError("--signer-command: \(error)")
+            }
+            guard command?.isEmpty == false else { throw ConfigurationError("--signer-command is empty") }
+        }
+        guard let command else { return nil }
+        var configuration = SignerConfiguration(command: command)
+        configuration.workingDirectory = signerDirectory ?? file.signerDirectory
+        configuration.environment = file.signerEnvironment
+        for assignment in signerEnvironment {
+            guard let equals = assignment.firstIndex(of: "="), equals != assignment.startIndex else {
+                throw ConfigurationError("--signer-env expects NAME=VALUE, got '\(assignment)'")
+            }
+            configuration.environment[String(assignment[..<equals])] = String(assignment[assignment.index(after: equals)...])
+        }
+        configuration.keepRunningWhenStopped = signerKeepRunning || (file.signerKeepRunning ?? false)
+        do {
+            if let signerStopTimeout {
+                configuration.stopTimeout = try ConfigFile.seconds(signerStopTimeout, key: "--signer-stop-timeout", line: 0)
+            } else if let timeout = file.signerStopTimeout {
+                configuration.stopTimeout = timeout
+            }
+            if let signerRestartDelay {
+                configuration.restartDelay = try ConfigFile.seconds(signerRestartDelay, key: "--signer-restart-delay", line: 0)
+            } else if let delay = file.signerRestartDelay {
+                configuration.restartDelay = delay
+            }
+            if let limit = signerCrashLimit ?? file.signerCrashLimit {
+                guard (1...1000).contains(limit) else { throw ConfigurationError("--signer-crash-limit must be from 1 to 1000") }
+                configuration.crashLoopLimit = limit
+            }
+            if let signerLivenessTimeout {
+                configuration.livenessTimeout = try ConfigFile.seconds(signerLivenessTimeout, key: "--signer-liveness-timeout", line: 0)
+            } else {
+                configuration.livenessTimeout = file.signerLivenessTimeout
+            }
+        } catch let error as ConfigFile.ParseError {
+            throw ConfigurationError(error.message)
+        }
+        return configuration
+    }
+}
+
+/// A bad config file or signer option: the daemon refuses to start (exit status 1), naming the problem.
+struct ConfigurationError: Error, CustomStringConvertible {
+    let description: String
+
+    init(_ description: String) {
+        self.description = description
     }
 }

@@ -24,7 +24,18 @@ enum PlayerInterfaceDefinition {
           # node.name of the sink we play to, null while not linked.
           route: ?string,
           # What the user asked for; survives interruptions and restarts.
-          wantsPlaying: bool
+          wantsPlaying: bool,
+          # The signer host, null when none is configured.
+          signer: ?Signer
+        )
+
+        type Signer (
+          state: \(members(SignerStatus.State.self)),
+          pid: ?int,
+          # Restarts since the session began.
+          restarts: int,
+          # How the last instance ended, in words.
+          lastExit: ?string
         )
 
         type Event (
@@ -41,7 +52,8 @@ enum PlayerInterfaceDefinition {
           soundscape: string,
           volume: int,
           route: ?string,
-          wantsPlaying: bool
+          wantsPlaying: bool,
+          signer: ?Signer
         )
 
         type Soundscape (

@@ -25,10 +25,12 @@ public final class EventHub: Sendable {
         fileprivate let id: Int
         fileprivate let continuation: AsyncStream<PublishedEvent>.Continuation
         private weak let hub: EventHub?
+        private let onOverflow: (@Sendable () -> Void)?
 
-        fileprivate init(id: Int, limit: Int, hub: EventHub) {
+        fileprivate init(id: Int, limit: Int, hub: EventHub, onOverflow: (@Sendable () -> Void)?) {
             self.id = id
             self.hub = hub
+            self.onOverflow = onOverflow
             (events, continuation) = AsyncStream.makeStream(of: PublishedEvent.self, bufferingPolicy: .bufferingOldest(limit))
             // A consumer that goes away (task cancelled, stream dropped) unregisters itself.
             continuation.onTermination = { [weak hub] _ in hub?.remove(id) }
@@ -40,6 +42,7 @@ public final class EventHub: Sendable {
         fileprivate func markOverflowed() {
             overflowFlag.store(true, ordering: .releasing)
             continuation.finish()
+            onOverflow?()
         }
 
         public func cancel() {
@@ -100,9 +103,12 @@ public final class EventHub: Sendable {
     }
 
     /// Registers a subscriber whose first event is a snapshot of the current state.
-    public func subscribe(queueLimit: Int) -> Subscription {
+    /// `onOverflow` runs (on the publisher's task) the moment it is cut off, even
+    /// while its consumer is stuck, so the moment can be logged.
+    public func subscribe(queueLimit: Int, onOverflow: (@Sendable () -> Void)? = nil) -> Subscription {
         state.withLock { state in
-            let subscription = Subscription(id: state.nextID, limit: max(queueLimit, 1) + 1, hub: self)
+            let subscription = Subscription(id: state.nextID, limit: max(queueLimit, 1) + 1, hub: self,
+                                            onOverflow: onOverflow)
             state.nextID += 1
             if let latest = state.latest {
                 let snapshot = PlayerEvent(seq: state.seq, time: clock(), type: .player, reason: .snapshot,

@@ -43,10 +43,30 @@ public actor Player {
     private let outputEventSink: AsyncStream<AudioOutputEvent>.Continuation
     public private(set) var storeWritable = true
 
-    public init(output: PipeWireOutput, outputEvents: AsyncStream<AudioOutputEvent>,
+    // The signer host: a second machine, fed from here like the first.
+    private var signer: SignerMachine?
+    private let signerHost: SignerHost?
+    private var signerInstance: SignerInstance?
+    private var nextSignerInstance = 0
+    /// With keep-running, the signer stays up once a session has started.
+    private var signerSessionStarted = false
+    private var signerStopWaiters: [CheckedContinuation<Void, Never>] = []
+
+    init(output: PipeWireOutput, outputEvents: AsyncStream<AudioOutputEvent>,
                 outputEventSink: AsyncStream<AudioOutputEvent>.Continuation, store: StateStore?,
                 locations: SoundscapeCatalog.Locations, hub: EventHub, logger: Logger,
+                signerHost: SignerHost? = nil, signerConfiguration: SignerMachine.Configuration = .init(),
                 configuration: PlayerMachine.Configuration = .init()) {
+        self.signerHost = signerHost
+        if let signerHost {
+            var machineConfiguration = signerConfiguration
+            machineConfiguration.stopTimeout = signerHost.configuration.stopTimeout
+            machineConfiguration.livenessTimeout = signerHost.configuration.livenessTimeout
+            machineConfiguration.backoffInitial = signerHost.configuration.restartDelay
+            machineConfiguration.backoffMaximum = max(.seconds(60), signerHost.configuration.restartDelay)
+            machineConfiguration.crashLoopLimit = signerHost.configuration.crashLoopLimit
+            signer = SignerMachine(configuration: machineConfiguration)
+        }
         self.output = output
         self.outputEvents = outputEvents
         self.outputEventSink = outputEventSink
@@ -78,7 +98,9 @@ public actor Player {
         machine = PlayerMachine(desired: desired, configuration: configuration)
         for notice in notices + (store?.notices ?? []) { logger.warning("\(notice)") }
         startupNotices = notices
-        hub.setInitialStatus(machine.status(now: .now))
+        var initial = machine.status(now: .now)
+        initial.signer = signer?.status
+        hub.setInitialStatus(initial)
     }
 
     private let startupNotices: [String]
@@ -98,6 +120,8 @@ public actor Player {
             throw .decodeFailed(error)
         }
         apply(.play(target))
+        // A press of play is also a fresh chance for a signer that had given up.
+        applySigner(.resetFailure)
         await settle()
         return status()
     }
@@ -113,7 +137,9 @@ public actor Player {
     }
 
     public func status() -> PlayerStatus {
-        machine.status(now: .now)
+        var status = machine.status(now: .now)
+        status.signer = signer?.status
+        return status
     }
 
     public func soundscapes() -> (entries: [SoundscapeEntry], defaultID: SoundscapeID) {
@@ -129,7 +155,7 @@ public actor Player {
         output.start()
         for await event in outputEvents {
             if shuttingDown {
-                if event == .stopped { break }
+                if event == .stopped { fadeOutFinished() }
                 continue
             }
             handle(event)
@@ -137,22 +163,35 @@ public actor Player {
         output.shutdown()
     }
 
-    /// Fades the sound out and disconnects, keeping the user's wish to play
-    /// (already persisted) so that the next start resumes. Bounded: a graph
-    /// that no longer runs us cannot hold up the exit.
-    public func shutdown(fadeBound: Duration = .seconds(1)) {
+    /// Fades the sound out and stops the signer host, keeping the user's wish
+    /// to play (already persisted) so that the next start resumes. Bounded: a
+    /// graph that no longer runs us cannot hold up the exit, and the signer gets
+    /// its stop timeout before SIGKILL.
+    public func shutdown(fadeBound: Duration = .seconds(1)) async {
         guard !shuttingDown else { return }
         shuttingDown = true
-        for task in tickTasks.values { task.cancel() }
-        tickTasks.removeAll()
         for waiter in settleWaiters { waiter.resume() }
         settleWaiters.removeAll()
         output.stop()
-        let sink = outputEventSink
-        Task {
+        let fadeTimeout = Task { [weak self] in
             try? await Task.sleep(for: fadeBound)
-            sink.finish()
+            await self?.fadeOutFinished()
         }
+        await stopSigner()
+        if !fadeDone { await withCheckedContinuation { fadeWaiters.append($0) } }
+        fadeTimeout.cancel()
+        for task in tickTasks.values { task.cancel() }
+        tickTasks.removeAll()
+        outputEventSink.finish()
+    }
+
+    private var fadeDone = false
+    private var fadeWaiters: [CheckedContinuation<Void, Never>] = []
+
+    private func fadeOutFinished() {
+        fadeDone = true
+        for waiter in fadeWaiters { waiter.resume() }
+        fadeWaiters.removeAll()
     }
 
     private func publishStartupNotices() {
@@ -192,6 +231,7 @@ public actor Player {
             for waiter in settleWaiters { waiter.resume() }
             settleWaiters.removeAll()
         }
+        reconcileSigner()
     }
 
     private func perform(_ action: PlayerMachine.Action) {
@@ -280,10 +320,80 @@ public actor Player {
         await withCheckedContinuation { settleWaiters.append($0) }
     }
 
+    // MARK: The signer host
+
+    /// Wanted while the user wants the keep-alive (or, with keep-running, once a session began).
+    private func reconcileSigner() {
+        guard let signer, let signerHost else { return }
+        if machine.desired.wantsPlaying { signerSessionStarted = true }
+        let wanted = !shuttingDown && (machine.desired.wantsPlaying
+            || (signerHost.configuration.keepRunningWhenStopped && signerSessionStarted))
+        if wanted != signer.wanted { applySigner(.setWanted(wanted)) }
+    }
+
+    private func applySigner(_ input: SignerMachine.Input) {
+        guard signer != nil else { return }
+        let actions = signer!.handle(input, now: .now)
+        for action in actions { performSigner(action) }
+        if signer!.status.state == .stopped || signer!.status.state == .failed, signerInstance == nil {
+            for waiter in signerStopWaiters { waiter.resume() }
+            signerStopWaiters.removeAll()
+        }
+    }
+
+    private func performSigner(_ action: SignerMachine.Action) {
+        switch action {
+        case .spawn:
+            guard let signerHost else { return }
+            nextSignerInstance += 1
+            do {
+                let instance = try signerHost.start(instance: nextSignerInstance) { [weak self] fact in
+                    await self?.signerFact(fact)
+                }
+                signerInstance = instance
+                logger.info("signer host started", metadata: ["pid": "\(instance.pid)"])
+                applySigner(.spawned(pid: instance.pid))
+            } catch {
+                logger.error("cannot start the signer host: \(error)")
+                applySigner(.spawnFailed("\(error)"))
+            }
+        case .terminate:
+            signerInstance?.signal(SIGTERM)
+        case .kill:
+            signerInstance?.signal(SIGKILL)
+        case .scheduleTick(let deadline):
+            scheduleTick(at: deadline, evenWhenShuttingDown: true)
+        case .emit(let reason, let message):
+            if reason == .signerExited || reason == .signerFailed || reason == .signerHung {
+                logger.warning("signer host: \(reason.rawValue)\(message.map { ": \($0)" } ?? "")")
+            }
+            hub.publish(type: .signer, reason: reason, message: message, status: status())
+        }
+    }
+
+    private func signerFact(_ fact: SignerFact) {
+        switch fact {
+        case .heartbeat(let instance):
+            if instance == signerInstance?.id { applySigner(.heartbeat) }
+        case .exited(let instance, let reason):
+            guard instance == signerInstance?.id else { return }
+            signerInstance = nil
+            applySigner(.exited(reason))
+        }
+    }
+
+    /// SIGTERM, SIGKILL after the stop timeout, and wait until the group is gone.
+    private func stopSigner() async {
+        guard signer != nil else { return }
+        reconcileSigner()
+        guard signerInstance != nil else { return }
+        await withCheckedContinuation { signerStopWaiters.append($0) }
+    }
+
     /// One task per deadline: they are rare (one per start), and each tick
     /// re-evaluates everything, so none may be lost by coalescing.
-    private func scheduleTick(at deadline: ContinuousClock.Instant) {
-        guard !shuttingDown else { return }
+    private func scheduleTick(at deadline: ContinuousClock.Instant, evenWhenShuttingDown: Bool = false) {
+        guard !shuttingDown || evenWhenShuttingDown else { return }
         let id = nextTickID
         nextTickID += 1
         tickTasks[id] = Task { [weak self] in
@@ -296,5 +406,6 @@ public actor Player {
     private func tick(_ id: Int) {
         tickTasks[id] = nil
         apply(.tick)
+        applySigner(.tick)
     }
 }

@@ -27,8 +27,16 @@ final class RawVarlink {
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     }
 
+    private var owned = true
+
     deinit {
-        close(fd)
+        if owned { close(fd) }
+    }
+
+    /// Hands the socket over to the caller, who closes it.
+    func detach() -> Int32 {
+        owned = false
+        return fd
     }
 
     /// Sends raw bytes (add the NUL yourself when you want a frame).

@@ -1,0 +1,15 @@
+// Thin C shims for glibc functions that Swift's Glibc module does not import
+// because they need _GNU_SOURCE. Each forwards to exactly one call.
+#pragma once
+
+#include <spawn.h>
+#include <sys/types.h>
+
+/// `pipe2` (close-on-exec set atomically, so no concurrent spawn can inherit the pipe).
+int scs_pipe2_cloexec(int fds[2]);
+
+/// `posix_spawn_file_actions_addclosefrom_np`: the child closes every descriptor from `from` up.
+int scs_spawn_addclosefrom(posix_spawn_file_actions_t *actions, int from);
+
+/// `posix_spawn_file_actions_addchdir_np`: the child starts in `path`.
+int scs_spawn_addchdir(posix_spawn_file_actions_t *actions, const char *path);

@@ -1,0 +1,17 @@
+#define _GNU_SOURCE
+#include "CSoundscapeSystem.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+int scs_pipe2_cloexec(int fds[2]) {
+    return pipe2(fds, O_CLOEXEC);
+}
+
+int scs_spawn_addclosefrom(posix_spawn_file_actions_t *actions, int from) {
+    return posix_spawn_file_actions_addclosefrom_np(actions, from);
+}
+
+int scs_spawn_addchdir(posix_spawn_file_actions_t *actions, const char *path) {
+    return posix_spawn_file_actions_addchdir_np(actions, path);
+}

@@ -1,0 +1,166 @@
+import CSoundscapeSystem
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import SoundscapeCore
+
+/// What a running signer instance tells the player.
+enum SignerFact: Sendable {
+    case heartbeat(instance: Int)
+    case exited(instance: Int, ExitReason)
+}
+
+/// Starts signer host instances and connects their pipes: every event as a
+/// JSON line on stdin (from a bounded hub subscription), stdout and stderr to
+/// the daemon's log, `heartbeat` lines on stdout as liveness proof.
+///
+/// A child that stops reading never blocks the daemon: its events wait in a
+/// bounded queue (`eventQueueLimit`); past that the backlog is dropped, and
+/// once the child reads again it first gets a fresh `snapshot` line whose
+/// `seq` shows how many events it missed.
+final class SignerHost: Sendable {
+    static let heartbeatLine = "heartbeat"
+    static let eventQueueLimit = 1024
+    static let maximumLineLength = 64 * 1024
+
+    let configuration: SignerConfiguration
+    private let environment: [String: String]
+    private let hub: EventHub
+    private let eventLoopGroup: any EventLoopGroup
+    private let logger: Logger
+    /// The read end goes to every instance's watcher; the write end stays here
+    /// for the daemon's whole life and is never written: its closing is the signal.
+    private let lifeline: (read: Int32, write: Int32)
+
+    init(configuration: SignerConfiguration, baseEnvironment: [String: String], socketPath: String,
+         hub: EventHub, eventLoopGroup: any EventLoopGroup, logger: Logger) throws {
+        self.configuration = configuration
+        var environment = baseEnvironment
+        // systemd's hand-over variables are ours alone; the socket is what the signer needs.
+        for name in ["LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES", "NOTIFY_SOCKET", "WATCHDOG_PID", "WATCHDOG_USEC"] {
+            environment[name] = nil
+        }
+        environment["SOUNDSCAPED_SOCKET"] = socketPath
+        environment.merge(configuration.environment) { $1 }
+        self.environment = environment
+        self.hub = hub
+        self.eventLoopGroup = eventLoopGroup
+        self.logger = logger
+        var fds: [Int32] = [-1, -1]
+        guard scs_pipe2_cloexec(&fds) == 0 else {
+            throw SignerProcess.SpawnError(description: "pipe2: \(String(cString: strerror(errno)))")
+        }
+        lifeline = (fds[0], fds[1])
+    }
+
+    /// Spawns an instance; its facts arrive through `report` until it has exited.
+    func start(instance: Int, report: @escaping @Sendable (SignerFact) async -> Void) throws -> SignerInstance {
+        let process = try SignerProcess.spawn(command: configuration.command, environment: environment,
+                                              workingDirectory: configuration.workingDirectory,
+                                              lifeline: lifeline.read)
+        let instanceLogger = logger
+        let hub = self.hub
+        let group = eventLoopGroup
+        let task = Task {
+            await Self.supervise(process: process, instance: instance, hub: hub, group: group,
+                                 logger: instanceLogger, report: report)
+        }
+        return SignerInstance(id: instance, process: process, task: task)
+    }
+
+    private static func supervise(process: SignerProcess, instance: Int, hub: EventHub, group: any EventLoopGroup,
+                                  logger: Logger, report: @escaping @Sendable (SignerFact) async -> Void) async {
+        let prefix = "signer[\(process.pid)]"
+        await withTaskGroup(of: Void.self) { tasks in
+            // Readers end at EOF, which comes once the whole group is gone.
+            tasks.addTask {
+                await readLines(from: process.stdoutRead, group: group, logger: logger) { line in
+                    if line.trimmingCharacters(in: .whitespaces) == heartbeatLine {
+                        await report(.heartbeat(instance: instance))
+                    } else {
+                        logger.info("\(prefix): \(line)")
+                    }
+                }
+            }
+            tasks.addTask {
+                await readLines(from: process.stderrRead, group: group, logger: logger) { line in
+                    logger.notice("\(prefix) stderr: \(line)")
+                }
+            }
+            let pump = Task { await pumpEvents(to: process.stdinWrite, hub: hub, group: group, logger: logger, prefix: prefix) }
+            let reason = await process.exitReason
+            await tasks.waitForAll()
+            pump.cancel()
+            await pump.value
+            await report(.exited(instance: instance, reason))
+        }
+    }
+
+    private static func readLines(from fd: Int32, group: any EventLoopGroup, logger: Logger,
+                                  _ body: @escaping @Sendable (String) async -> Void) async {
+        do {
+            let channel = try await NIOPipeBootstrap(group: group)
+                .takingOwnershipOfDescriptor(input: fd) { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(
+                            ByteToMessageHandler(LineFrameDecoder(maximumLength: maximumLineLength)))
+                        return try NIOAsyncChannel<String, Never>(wrappingChannelSynchronously: channel)
+                    }
+                }
+            try await channel.executeThenClose { inbound in
+                for try await line in inbound { await body(line) }
+            }
+        } catch {
+            logger.debug("signer output closed", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Writes every event as one JSON line, resubscribing with a snapshot after an overflow.
+    private static func pumpEvents(to fd: Int32, hub: EventHub, group: any EventLoopGroup, logger: Logger,
+                                   prefix: String) async {
+        do {
+            let channel = try await NIOPipeBootstrap(group: group)
+                .takingOwnershipOfDescriptor(output: fd) { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try NIOAsyncChannel<Never, ByteBuffer>(wrappingChannelSynchronously: channel)
+                    }
+                }
+            try await channel.executeThenClose { _, outbound in
+                while !Task.isCancelled {
+                    let subscription = hub.subscribe(queueLimit: eventQueueLimit) {
+                        logger.warning("\(prefix) is not reading its events; dropping its backlog (a snapshot follows when it reads again)")
+                    }
+                    defer { subscription.cancel() }
+                    for await published in subscription.events {
+                        var line = ByteBuffer(bytes: published.json)
+                        line.writeInteger(UInt8(ascii: "\n"))
+                        try await outbound.write(line)
+                    }
+                    guard subscription.overflowed else { return }
+                }
+            }
+        } catch {
+            logger.debug("\(prefix) stdin closed", metadata: ["error": "\(error)"])
+        }
+    }
+}
+
+/// A spawned signer host, as the player holds it.
+final class SignerInstance: Sendable {
+    let id: Int
+    let process: SignerProcess
+    let task: Task<Void, Never>
+
+    init(id: Int, process: SignerProcess, task: Task<Void, Never>) {
+        self.id = id
+        self.process = process
+        self.task = task
+    }
+
+    var pid: Int32 { process.pid }
+
+    func signal(_ signal: Int32) {
+        process.signal(signal)
+    }
+}

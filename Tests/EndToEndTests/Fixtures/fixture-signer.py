@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""A stand-in signer host for soundscaped's end-to-end tests.
+
+It records what the daemon sends it and misbehaves on demand, like a real
+signer might. Everything goes into $FIXTURE_DIR:
+  <pid>.events   every stdin line, as received
+  <pid>.env      SOUNDSCAPED_SOCKET and the working directory
+  <pid>.child    pid of a grandchild, when started with --child
+  control        a FIFO; write a command line to it:
+                   crash CODE   exit at once with CODE
+                   hang         stop heartbeating (and keep running)
+                   quit         exit 0
+Options: --heartbeat SECONDS (print "heartbeat" that often), --ignore-term
+(survive SIGTERM), --child (start a grandchild `sleep` in our process group),
+--no-read (never read stdin), --crash-at-start CODE (exit immediately).
+"""
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+args = sys.argv[1:]
+directory = os.environ["FIXTURE_DIR"]
+pid = os.getpid()
+
+
+def option(name, default=None):
+    if name in args:
+        index = args.index(name)
+        return args[index + 1] if index + 1 < len(args) and not args[index + 1].startswith("--") else True
+    return default
+
+
+if option("--crash-at-start") is not None:
+    print(f"fixture {pid} crashing at start", flush=True)
+    sys.exit(int(option("--crash-at-start")))
+
+with open(os.path.join(directory, f"{pid}.env"), "w") as f:
+    f.write(f"SOUNDSCAPED_SOCKET={os.environ.get('SOUNDSCAPED_SOCKET', '')}\n")
+    f.write(f"CWD={os.getcwd()}\n")
+    f.write(f"PGID={os.getpgrp()}\n")
+    f.write(f"FIXTURE_EXTRA={os.environ.get('FIXTURE_EXTRA', '')}\n")
+
+if option("--ignore-term"):
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+if option("--child"):
+    child = subprocess.Popen(["sleep", "1000"])
+    with open(os.path.join(directory, f"{pid}.child"), "w") as f:
+        f.write(str(child.pid))
+
+print(f"fixture signer {pid} started", flush=True)
+print(f"fixture signer {pid} says hello on stderr", file=sys.stderr, flush=True)
+
+heartbeating = threading.Event()
+if option("--heartbeat"):
+    heartbeating.set()
+    interval = float(option("--heartbeat"))
+
+    def beat():
+        while True:
+            if heartbeating.is_set():
+                print("heartbeat", flush=True)
+            time.sleep(interval)
+
+    threading.Thread(target=beat, daemon=True).start()
+
+
+def read_events():
+    with open(os.path.join(directory, f"{pid}.events"), "a") as out:
+        for line in sys.stdin:
+            out.write(line)
+            out.flush()
+
+
+if not option("--no-read"):
+    threading.Thread(target=read_events, daemon=True).start()
+
+control = os.path.join(directory, "control")
+while True:
+    try:
+        with open(control) as fifo:  # blocks until a test writes a command
+            for line in fifo:
+                words = line.split()
+                if not words:
+                    continue
+                if words[0] == "crash":
+                    print(f"fixture {pid} crashing with {words[1]}", flush=True)
+                    os._exit(int(words[1]))
+                if words[0] == "hang":
+                    heartbeating.clear()
+                if words[0] == "quit":
+                    sys.exit(0)
+    except FileNotFoundError:
+        time.sleep(0.05)  # the test has not made the FIFO yet

@@ -1,0 +1,102 @@
+import Foundation
+import Synchronization
+import TestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Many varlink subscribers served by one thread with `poll`, reading frames
+/// and pulling out each event's `seq` with a byte search: a client this cheap
+/// measures the daemon, not the test's own JSON decoding.
+final class SubscriberSwarm: @unchecked Sendable {
+    private let fds: [Int32]
+    private let seqs: Mutex<[[Int]]>
+    private let errors: Mutex<[String?]>
+    private let stopFlag = Atomic<Bool>(false)
+    private var thread: Thread?
+
+    init(path: String, count: Int) throws {
+        var fds: [Int32] = []
+        for _ in 0..<count {
+            let client = try RawVarlink(path: path)
+            try client.send(#"{"method":"io.soundscaped.Player.Subscribe","more":true}"#)
+            fds.append(client.detach())
+        }
+        self.fds = fds
+        seqs = Mutex(Array(repeating: [], count: count))
+        errors = Mutex(Array(repeating: nil, count: count))
+        let thread = Thread { [unowned self] in self.run() }
+        thread.name = "subscriber-swarm"
+        self.thread = thread
+        thread.start()
+    }
+
+    deinit {
+        stop()
+        for fd in fds { close(fd) }
+    }
+
+    func stop() {
+        stopFlag.store(true, ordering: .relaxed)
+    }
+
+    /// The seqs subscriber `index` has received, in arrival order.
+    func received(_ index: Int) -> [Int] { seqs.withLock { $0[index] } }
+    var counts: [Int] { seqs.withLock { $0.map(\.count) } }
+    var errorNames: [String?] { errors.withLock { $0 } }
+
+    private func run() {
+        var buffers = Array(repeating: [UInt8](), count: fds.count)
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        var pollfds = fds.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+        while !stopFlag.load(ordering: .relaxed) {
+            guard poll(&pollfds, nfds_t(pollfds.count), 100) > 0 else { continue }
+            for index in pollfds.indices where pollfds[index].revents != 0 {
+                let got = read(pollfds[index].fd, &chunk, chunk.count)
+                guard got > 0 else {
+                    pollfds[index].fd = -1  // closed: poll ignores negative fds
+                    continue
+                }
+                buffers[index].append(contentsOf: chunk[0..<got])
+                var frames: [[UInt8]] = []
+                while let end = buffers[index].firstIndex(of: 0) {
+                    frames.append(Array(buffers[index][..<end]))
+                    buffers[index].removeSubrange(...end)
+                }
+                for frame in frames {
+                    if let seq = Self.number(after: Array(#""seq":"#.utf8), in: frame) {
+                        seqs.withLock { $0[index].append(seq) }
+                    } else if let name = Self.string(after: Array(#""error":""#.utf8), in: frame) {
+                        errors.withLock { $0[index] = name }
+                    }
+                }
+            }
+        }
+    }
+
+    private static func number(after key: [UInt8], in frame: [UInt8]) -> Int? {
+        guard let start = find(key, in: frame) else { return nil }
+        var value = 0
+        var index = start
+        var digits = 0
+        while index < frame.count, frame[index] >= 0x30, frame[index] <= 0x39 {
+            value = value * 10 + Int(frame[index] - 0x30)
+            index += 1
+            digits += 1
+        }
+        return digits > 0 ? value : nil
+    }
+
+    private static func string(after key: [UInt8], in frame: [UInt8]) -> String? {
+        guard let start = find(key, in: frame), let end = frame[start...].firstIndex(of: UInt8(ascii: "\"")) else { return nil }
+        return String(decoding: frame[start..<end], as: UTF8.self)
+    }
+
+    private static func find(_ key: [UInt8], in frame: [UInt8]) -> Int? {
+        guard frame.count >= key.count else { return nil }
+        for offset in 0...(frame.count - key.count) where frame[offset] == key[0] {
+            if Array(frame[offset..<(offset + key.count)]) == key { return offset + key.count }
+        }
+        return nil
+    }
+}
