@@ -15,6 +15,10 @@ public enum AudioOutputEvent: Sendable, Equatable {
     case route(String?)
     /// A soundscape failed while decoding ahead.
     case decodeFailed(SoundscapeDecodeError)
+    /// The stream should run but no cycle has advanced for the stall grace period.
+    case stalled
+    /// After `.stalled`: cycles run again.
+    case flowing
 }
 
 public struct OutputConfiguration: Sendable {
@@ -28,6 +32,10 @@ public struct OutputConfiguration: Sendable {
     /// Frames decoded ahead per voice (2^17 ≈ 2.7 s); refilled when half empty.
     public var ringFrames = 1 << 17
     public var render = RenderSettings()
+    /// How long an active stream may go without a processed cycle before it
+    /// counts as stalled. Checked by a timer that each refill pushes back, so a
+    /// healthy stream costs no extra wake-up.
+    public var stallGrace: Duration = .seconds(3)
     /// Reconnect delays after the server goes away.
     public var reconnectInitial: Duration = .milliseconds(250)
     public var reconnectMaximum: Duration = .seconds(10)

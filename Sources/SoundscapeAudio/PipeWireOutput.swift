@@ -26,6 +26,7 @@ public final class PipeWireOutput: @unchecked Sendable {
     private var notifySource: UnsafeMutablePointer<spa_source>!
     private var stopTimer: UnsafeMutablePointer<spa_source>!
     private var reconnectTimer: UnsafeMutablePointer<spa_source>!
+    private var progressTimer: UnsafeMutablePointer<spa_source>!
 
     // State below is touched only with the thread loop's lock held.
     private var connection: StreamConnection?
@@ -39,6 +40,9 @@ public final class PipeWireOutput: @unchecked Sendable {
     private var streaming = false
     private var pendingSwitch: SoundscapeData?
     private var route: String?
+    /// The frame counter when the progress timer was last armed, and whether we reported a stall.
+    private var framesAtLastCheck = 0
+    private var stalled = false
 
     public init(configuration: OutputConfiguration, logger: Logger,
                 events: AsyncStream<AudioOutputEvent>.Continuation) {
@@ -68,6 +72,9 @@ public final class PipeWireOutput: @unchecked Sendable {
         reconnectTimer = scs_loop_add_timer(mainLoop, { data, _ in
             Unmanaged<PipeWireOutput>.fromOpaque(data!).takeUnretainedValue().reconnectTimerFired()
         }, userData)
+        progressTimer = scs_loop_add_timer(mainLoop, { data, _ in
+            Unmanaged<PipeWireOutput>.fromOpaque(data!).takeUnretainedValue().progressTimerFired()
+        }, userData)
         pw_thread_loop_start(threadLoop)
     }
 
@@ -77,6 +84,7 @@ public final class PipeWireOutput: @unchecked Sendable {
         scs_loop_destroy_source(mainLoop, notifySource)
         scs_loop_destroy_source(mainLoop, stopTimer)
         scs_loop_destroy_source(mainLoop, reconnectTimer)
+        scs_loop_destroy_source(mainLoop, progressTimer)
         pw_context_destroy(context)
         pw_thread_loop_destroy(threadLoop)
     }
@@ -100,6 +108,7 @@ public final class PipeWireOutput: @unchecked Sendable {
             running = false
             disarm(reconnectTimer)
             disarm(stopTimer)
+            disarm(progressTimer)
             tearDown()
         }
     }
@@ -113,6 +122,40 @@ public final class PipeWireOutput: @unchecked Sendable {
             events.yield(.disconnected(reason: reason))
             reconnect.reset()
             attemptConnect()
+        }
+    }
+
+    /// The watchdog's first step: make the stream inactive and active again,
+    /// which makes PipeWire re-negotiate its scheduling.
+    public func reactivate() {
+        locked {
+            guard let connection, active else { return }
+            logger.warning("reactivating the stream")
+            connection.setActive(false)
+            connection.setActive(true)
+            armProgressWatch()
+        }
+    }
+
+    /// The watchdog's second step: a new stream on the same connection.
+    public func recreateStream() {
+        locked {
+            guard let connection, !connection.isBroken else { return }
+            logger.warning("recreating the stream")
+            do {
+                try connection.recreateStream(configuration: configuration)
+                active = false
+                if streaming {
+                    streaming = false
+                    events.yield(.streaming(false))
+                }
+                if wantRunning {
+                    activate(true)
+                }
+                armProgressWatch()
+            } catch {
+                logger.error("cannot recreate the stream: \(error)")
+            }
         }
     }
 
@@ -199,6 +242,8 @@ public final class PipeWireOutput: @unchecked Sendable {
         let renderer = self.renderer
         runBlocking(on: dataLoop) { renderer.applySilence() }
         updateRoute(nil)
+        disarm(progressTimer)
+        stalled = false
         if !wantRunning { disarm(stopTimer) }
     }
 
@@ -267,6 +312,10 @@ public final class PipeWireOutput: @unchecked Sendable {
         }
         if notifications.contains(.refill) {
             for failure in voices.refill() { events.yield(.decodeFailed(failure)) }
+            if active && !stalled { armProgressWatch() }
+        }
+        if notifications.contains(.progressed) {
+            progressResumed()
         }
         if notifications.contains(.fadedOut), !wantRunning {
             finishStop(reason: nil)
@@ -292,12 +341,55 @@ public final class PipeWireOutput: @unchecked Sendable {
     private func activate(_ on: Bool) {
         guard let connection else {
             active = false
+            disarmProgressWatch()
             return
         }
         if active != on {
             active = on
             connection.setActive(on)
         }
+        if on { armProgressWatch() } else { disarmProgressWatch() }
+    }
+
+    // MARK: Progress watchdog (loop thread, lock held)
+
+    /// (Re)starts the stall deadline from now. Called on start and on every
+    /// refill, so while audio flows the timer never fires.
+    private func armProgressWatch() {
+        framesAtLastCheck = renderer.counters.frames
+        arm(progressTimer, after: configuration.stallGrace)
+    }
+
+    private func disarmProgressWatch() {
+        disarm(progressTimer)
+        if stalled {
+            stalled = false
+            events.yield(.flowing)
+        }
+    }
+
+    private func progressTimerFired() {
+        guard active else { return }
+        let frames = renderer.counters.frames
+        if frames != framesAtLastCheck {
+            armProgressWatch()
+            return
+        }
+        if !stalled {
+            stalled = true
+            logger.warning("audio stalled: no cycle for \(configuration.stallGrace)")
+            events.yield(.stalled)
+        }
+        // Let the RT thread tell us the moment a cycle runs again.
+        renderer.watchForProgress()
+    }
+
+    private func progressResumed() {
+        guard stalled else { return }
+        stalled = false
+        logger.info("audio flows again")
+        events.yield(.flowing)
+        if active { armProgressWatch() }
     }
 
     // MARK: Helpers

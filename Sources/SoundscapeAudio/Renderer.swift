@@ -21,6 +21,8 @@ public final class Renderer: @unchecked Sendable {
         public static let fadedOut = Notification(rawValue: 1 << 1)
         /// A crossfade finished; the outgoing slot is free.
         public static let slotReleased = Notification(rawValue: 1 << 2)
+        /// A cycle ran while `watchForProgress` was armed: audio flows again.
+        public static let progressed = Notification(rawValue: 1 << 3)
     }
 
     public static let slotCount = 2
@@ -35,6 +37,9 @@ public final class Renderer: @unchecked Sendable {
     private let framesRenderedTotal = Atomic<Int>(0)
     private let cyclesTotal = Atomic<Int>(0)
     private let underrunFramesTotal = Atomic<Int>(0)
+    /// Armed by the control thread while it believes audio has stalled; the next
+    /// cycle disarms it and reports `.progressed`. One atomic load per cycle.
+    private let progressWatch = Atomic<Bool>(false)
     /// Called (on the RT thread) when a notification bit goes from clear to set.
     /// Must be real-time safe: PipeWire's `pw_loop_signal_event` writes an eventfd.
     private let wake: @Sendable () -> Void
@@ -101,6 +106,11 @@ public final class Renderer: @unchecked Sendable {
         Counters(frames: framesRenderedTotal.load(ordering: .relaxed),
                  cycles: cyclesTotal.load(ordering: .relaxed),
                  underrunFrames: underrunFramesTotal.load(ordering: .relaxed))
+    }
+
+    /// Asks for one `.progressed` notification on the next cycle.
+    public func watchForProgress() {
+        progressWatch.store(true, ordering: .releasing)
     }
 
     // MARK: Commands (run on the RT thread, between cycles)
@@ -187,6 +197,9 @@ public final class Renderer: @unchecked Sendable {
 
         framesRenderedTotal.add(frames, ordering: .relaxed)
         cyclesTotal.add(1, ordering: .relaxed)
+        if progressWatch.load(ordering: .relaxed), progressWatch.exchange(false, ordering: .acquiringAndReleasing) {
+            notify |= Notification.progressed.rawValue
+        }
         if notify != 0 {
             let before = pending.bitwiseOr(notify, ordering: .acquiringAndReleasing).oldValue
             if before & notify != notify { wake() }

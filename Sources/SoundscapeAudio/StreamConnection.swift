@@ -15,12 +15,11 @@ final class StreamConnection {
 
     let core: OpaquePointer
     let registry: OpaquePointer
-    let stream: OpaquePointer
+    private(set) var stream: PlaybackStream
     let renderer: Renderer
-    private unowned let output: PipeWireOutput
+    fileprivate unowned let output: PipeWireOutput
     private let coreHook: UnsafeMutablePointer<spa_hook>
     private let registryHook: UnsafeMutablePointer<spa_hook>
-    private let streamHook: UnsafeMutablePointer<spa_hook>
     private var routes = RouteTracker()
     private(set) var isBroken = false
 
@@ -36,51 +35,41 @@ final class StreamConnection {
         coreHook.initialize(to: spa_hook())
         registryHook = .allocate(capacity: 1)
         registryHook.initialize(to: spa_hook())
-        streamHook = .allocate(capacity: 1)
-        streamHook.initialize(to: spa_hook())
-
-        let streamProperties = makeProperties([
-            PW_KEY_MEDIA_TYPE: "Audio",
-            PW_KEY_MEDIA_CATEGORY: "Playback",
-            PW_KEY_MEDIA_ROLE: "Music",
-            PW_KEY_MEDIA_NAME: "Soundscape",
-            PW_KEY_NODE_NAME: configuration.nodeName,
-            PW_KEY_NODE_DESCRIPTION: configuration.nodeDescription,
-            PW_KEY_APP_NAME: configuration.applicationName,
-            PW_KEY_NODE_LATENCY: "\(configuration.latencyFrames)/\(RenderSettings.sampleRate)",
-        ])
         registry = pw_core_get_registry(core, UInt32(PW_VERSION_REGISTRY), 0)
-        stream = pw_stream_new(core, configuration.nodeName, streamProperties)
-
+        do {
+            stream = try PlaybackStream(core: core, configuration: configuration, renderer: renderer, output: output)
+        } catch {
+            pw_proxy_destroy(registry)
+            pw_core_disconnect(core)
+            for hook in [coreHook, registryHook] {
+                hook.deinitialize(count: 1)
+                hook.deallocate()
+            }
+            throw error
+        }
+        // Listeners go on once every stored property is set: they carry `self`.
         let userData = Unmanaged.passUnretained(self).toOpaque()
         _ = scs_core_add_listener(core, coreHook, Self.coreEvents, userData)
         _ = scs_registry_add_listener(registry, registryHook, Self.registryEvents, userData)
-        pw_stream_add_listener(stream, streamHook, Self.streamEvents, userData)
-
-        var buffer = [UInt8](repeating: 0, count: 1024)
-        let result = buffer.withUnsafeMutableBufferPointer { bytes -> Int32 in
-            var format = scs_build_f32_format(bytes.baseAddress, UInt32(bytes.count), UInt32(RenderSettings.sampleRate), 2)
-            let flags = pw_stream_flags(rawValue: PW_STREAM_FLAG_AUTOCONNECT.rawValue | PW_STREAM_FLAG_MAP_BUFFERS.rawValue
-                | PW_STREAM_FLAG_RT_PROCESS.rawValue | PW_STREAM_FLAG_INACTIVE.rawValue)
-            return pw_stream_connect(stream, SPA_DIRECTION_OUTPUT, SPA_ID_INVALID, flags, &format, 1)
-        }
-        guard result >= 0 else {
-            close()
-            throw ConnectError(description: "cannot connect the stream: \(String(cString: strerror(-result)))")
-        }
     }
 
     /// Releases everything; safe after the server is gone (nothing is sent then).
     func close() {
-        pw_stream_destroy(stream)
+        stream.destroy()
         spa_hook_remove(registryHook)
         pw_proxy_destroy(registry)
         spa_hook_remove(coreHook)
         pw_core_disconnect(core)
-        for hook in [coreHook, registryHook, streamHook] {
+        for hook in [coreHook, registryHook] {
             hook.deinitialize(count: 1)
             hook.deallocate()
         }
+    }
+
+    /// Replaces the stream with a new one on the same core (it starts inactive).
+    func recreateStream(configuration: OutputConfiguration) throws(ConnectError) {
+        stream.destroy()
+        stream = try PlaybackStream(core: core, configuration: configuration, renderer: renderer, output: output)
     }
 
     func markBroken() {
@@ -88,31 +77,12 @@ final class StreamConnection {
     }
 
     func setActive(_ active: Bool) {
-        _ = pw_stream_set_active(stream, active)
+        _ = pw_stream_set_active(stream.stream, active)
     }
 
     func currentRoute() -> String? {
-        let node = pw_stream_get_node_id(stream)
+        let node = pw_stream_get_node_id(stream.stream)
         return routes.route(from: node == SPA_ID_INVALID ? nil : node)
-    }
-
-    // MARK: The real-time callback
-
-    /// Runs on PipeWire's data thread once per graph cycle.
-    fileprivate func process() {
-        guard let buffer = pw_stream_dequeue_buffer(stream) else { return }
-        let data = buffer.pointee.buffer.pointee.datas!
-        if let samples = data.pointee.data {
-            let stride = 2 * MemoryLayout<Float>.size
-            var frames = Int(data.pointee.maxsize) / stride
-            let requested = Int(buffer.pointee.requested)
-            if requested > 0 { frames = min(frames, requested) }
-            renderer.render(into: samples.assumingMemoryBound(to: Float.self), frames: frames)
-            data.pointee.chunk.pointee.offset = 0
-            data.pointee.chunk.pointee.stride = Int32(stride)
-            data.pointee.chunk.pointee.size = UInt32(frames * stride)
-        }
-        pw_stream_queue_buffer(stream, buffer)
     }
 
     // MARK: Event tables (static, so their addresses never change)
@@ -165,16 +135,86 @@ final class StreamConnection {
         }
         return events
     }()
+}
 
-    nonisolated(unsafe) private static let streamEvents: UnsafeMutablePointer<pw_stream_events> = {
+/// One `pw_stream` and its listener. The RT callback gets this object, not the
+/// connection, so replacing the stream never changes what a running callback reads.
+final class PlaybackStream {
+    let stream: OpaquePointer
+    let renderer: Renderer
+    fileprivate unowned let output: PipeWireOutput
+    private let hook: UnsafeMutablePointer<spa_hook>
+
+    init(core: OpaquePointer, configuration: OutputConfiguration, renderer: Renderer,
+         output: PipeWireOutput) throws(StreamConnection.ConnectError) {
+        let properties = makeProperties([
+            PW_KEY_MEDIA_TYPE: "Audio",
+            PW_KEY_MEDIA_CATEGORY: "Playback",
+            PW_KEY_MEDIA_ROLE: "Music",
+            PW_KEY_MEDIA_NAME: "Soundscape",
+            PW_KEY_NODE_NAME: configuration.nodeName,
+            PW_KEY_NODE_DESCRIPTION: configuration.nodeDescription,
+            PW_KEY_APP_NAME: configuration.applicationName,
+            PW_KEY_NODE_LATENCY: "\(configuration.latencyFrames)/\(RenderSettings.sampleRate)",
+        ])
+        guard let stream = pw_stream_new(core, configuration.nodeName, properties) else {
+            throw StreamConnection.ConnectError(description: "cannot create the stream: \(String(cString: strerror(errno)))")
+        }
+        self.stream = stream
+        self.renderer = renderer
+        self.output = output
+        hook = .allocate(capacity: 1)
+        hook.initialize(to: spa_hook())
+        pw_stream_add_listener(stream, hook, Self.events, Unmanaged.passUnretained(self).toOpaque())
+
+        var buffer = [UInt8](repeating: 0, count: 1024)
+        let result = buffer.withUnsafeMutableBufferPointer { bytes -> Int32 in
+            var format = scs_build_f32_format(bytes.baseAddress, UInt32(bytes.count), UInt32(RenderSettings.sampleRate), 2)
+            let flags = pw_stream_flags(rawValue: PW_STREAM_FLAG_AUTOCONNECT.rawValue | PW_STREAM_FLAG_MAP_BUFFERS.rawValue
+                | PW_STREAM_FLAG_RT_PROCESS.rawValue | PW_STREAM_FLAG_INACTIVE.rawValue)
+            return pw_stream_connect(stream, SPA_DIRECTION_OUTPUT, SPA_ID_INVALID, flags, &format, 1)
+        }
+        guard result >= 0 else {
+            destroy()
+            throw StreamConnection.ConnectError(description: "cannot connect the stream: \(String(cString: strerror(-result)))")
+        }
+    }
+
+    /// Disconnects and frees the stream (its listener goes with it).
+    func destroy() {
+        pw_stream_destroy(stream)
+        hook.deinitialize(count: 1)
+        hook.deallocate()
+    }
+
+    /// Runs on PipeWire's data thread once per graph cycle.
+    fileprivate func process() {
+        guard let buffer = pw_stream_dequeue_buffer(stream) else { return }
+        let data = buffer.pointee.buffer.pointee.datas!
+        if let samples = data.pointee.data {
+            let stride = 2 * MemoryLayout<Float>.size
+            var frames = Int(data.pointee.maxsize) / stride
+            let requested = Int(buffer.pointee.requested)
+            if requested > 0 { frames = min(frames, requested) }
+            renderer.render(into: samples.assumingMemoryBound(to: Float.self), frames: frames)
+            data.pointee.chunk.pointee.offset = 0
+            data.pointee.chunk.pointee.stride = Int32(stride)
+            data.pointee.chunk.pointee.size = UInt32(frames * stride)
+        }
+        pw_stream_queue_buffer(stream, buffer)
+    }
+
+    // `nonisolated(unsafe)`: written once at first use, read-only afterwards.
+    nonisolated(unsafe) private static let events: UnsafeMutablePointer<pw_stream_events> = {
         let events = UnsafeMutablePointer<pw_stream_events>.allocate(capacity: 1)
         events.initialize(to: pw_stream_events())
         events.pointee.version = UInt32(PW_VERSION_STREAM_EVENTS)
         events.pointee.state_changed = { data, _, state, error in
-            StreamConnection.connection(data).output.streamStateChanged(state, error: error.map { String(cString: $0) })
+            let stream = Unmanaged<PlaybackStream>.fromOpaque(data!).takeUnretainedValue()
+            stream.output.streamStateChanged(state, error: error.map { String(cString: $0) })
         }
         events.pointee.process = { data in
-            Unmanaged<StreamConnection>.fromOpaque(data!)._withUnsafeGuaranteedRef { $0.process() }
+            Unmanaged<PlaybackStream>.fromOpaque(data!)._withUnsafeGuaranteedRef { $0.process() }
         }
         return events
     }()

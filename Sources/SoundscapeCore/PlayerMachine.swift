@@ -15,8 +15,12 @@ public struct PlayerMachine: Sendable {
         /// stop waiting quietly and report `resumeFailed`.
         public var startTimeout: Duration
 
-        public init(startTimeout: Duration = .seconds(3)) {
+        /// How long each watchdog step gets to bring audio back before the next, stronger one.
+        public var reviveInterval: Duration
+
+        public init(startTimeout: Duration = .seconds(3), reviveInterval: Duration = .seconds(3)) {
             self.startTimeout = startTimeout
+            self.reviveInterval = reviveInterval
         }
     }
 
@@ -49,8 +53,22 @@ public struct PlayerMachine: Sendable {
         case routeChanged(String?)
         /// A soundscape could not be decoded; `fallback` is what to play instead, if anything.
         case decodeFailed(SoundscapeID, message: String, fallback: SoundscapeID?)
+        /// The output should play but no audio cycle ran for its grace period.
+        case outputStalled
+        /// Cycles run again after `outputStalled`.
+        case outputFlowing
         /// Time passed; re-evaluate deadlines.
         case tick
+    }
+
+    /// The watchdog's escalation, gentlest first.
+    public enum ReviveStep: Sendable, Equatable, CaseIterable {
+        /// Make the stream inactive and active again.
+        case reactivate
+        /// Replace the stream on the same connection.
+        case recreateStream
+        /// Drop the connection to PipeWire and connect again.
+        case reconnect
     }
 
     public enum Action: Sendable, Equatable {
@@ -62,6 +80,15 @@ public struct PlayerMachine: Sendable {
         case emit(EventReason, message: String?)
         /// Ask for a `.tick` at this instant (a start deadline).
         case scheduleTick(at: ContinuousClock.Instant)
+        /// The watchdog's next step to bring stalled audio back.
+        case revive(ReviveStep)
+    }
+
+    /// A stall being worked on: the step last taken and when the next is due.
+    struct Stall: Sendable, Equatable {
+        var step: ReviveStep
+        var nextStepAt: ContinuousClock.Instant
+        var failureReported = false
     }
 
     public let configuration: Configuration
@@ -81,6 +108,10 @@ public struct PlayerMachine: Sendable {
     private var disconnectReason: String?
     /// A `serverLost` went out, so the server's return is news (`serverRestored`).
     private var serverLostAnnounced = false
+    /// The watchdog's current stall, if any.
+    private(set) var stall: Stall?
+    /// A `stalled` went out, so the return to playing is `recovered`.
+    private var stallAnnounced = false
 
     public init(desired: DesiredState, configuration: Configuration = .init()) {
         self.desired = desired
@@ -93,6 +124,7 @@ public struct PlayerMachine: Sendable {
     /// The state right now, or nil while a start is still within its grace period.
     func currentState(now: ContinuousClock.Instant) -> PlayerState? {
         guard desired.wantsPlaying else { return .stopped }
+        if stall != nil { return .recovering }
         switch output {
         case .active(_, streaming: true, _):
             return .playing
@@ -137,6 +169,8 @@ public struct PlayerMachine: Sendable {
             }
 
         case .stop:
+            stall = nil
+            stallAnnounced = false
             if desired.wantsPlaying {
                 desired.wantsPlaying = false
                 actions.append(.persist(desired))
@@ -162,6 +196,20 @@ public struct PlayerMachine: Sendable {
             output = .unavailable
             graphStreaming = false
             disconnectReason = reason
+            // The server's loss is its own cause; reconnecting is what the last watchdog step does anyway.
+            stall = nil
+
+        case .outputStalled:
+            // Only a stream the graph claims to run can stall; a paused one is waiting, which
+            // the start deadline covers.
+            if case .active(_, streaming: true, _) = output, desired.wantsPlaying, stall == nil {
+                let next = now + configuration.reviveInterval
+                stall = Stall(step: .reactivate, nextStepAt: next)
+                actions += [.revive(.reactivate), .scheduleTick(at: next)]
+            }
+
+        case .outputFlowing:
+            stall = nil
 
         case .outputStreaming(let streaming):
             graphStreaming = streaming
@@ -195,7 +243,19 @@ public struct PlayerMachine: Sendable {
             }
 
         case .tick:
-            break
+            if var current = stall, now >= current.nextStepAt {
+                let steps = ReviveStep.allCases
+                let next = steps[min(steps.firstIndex(of: current.step)! + 1, steps.count - 1)]
+                if current.step == .reconnect && !current.failureReported {
+                    // Even a fresh connection did not help: say so, and keep trying.
+                    current.failureReported = true
+                    announcement = (.resumeFailed, "audio is still stalled after reconnecting to PipeWire")
+                }
+                current.step = next
+                current.nextStepAt = now + configuration.reviveInterval
+                stall = current
+                actions += [.revive(next), .scheduleTick(at: current.nextStepAt)]
+            }
         }
 
         actions += reconcile(now: now)
@@ -237,10 +297,14 @@ public struct PlayerMachine: Sendable {
         case .stopped:
             reason = announcement?.reason == .decodeError ? .decodeError : .stopped
         case .playing:
-            reason = sessionHasPlayed ? .resumed : .started
+            reason = stallAnnounced ? .recovered : sessionHasPlayed ? .resumed : .started
             sessionHasPlayed = true
+            stallAnnounced = false
         case .recovering:
-            if output == .unavailable {
+            if stall != nil {
+                reason = .stalled
+                stallAnnounced = true
+            } else if output == .unavailable {
                 reason = .serverLost
                 serverLostAnnounced = true
                 message = message ?? disconnectReason.map { "PipeWire is not available: \($0)" }

@@ -23,6 +23,10 @@ public enum EventReason: String, Sendable, Codable, CaseIterable {
     case decodeError
     case volumeChanged
     case soundscapeChanged
+    /// Audio should flow but has stopped (the watchdog is working on it).
+    case stalled
+    /// Audio flows again after `stalled`.
+    case recovered
     /// The PipeWire server went away (or is not there) while we want to play.
     case serverLost
     /// The PipeWire server is back; `resumed` follows once audio flows.

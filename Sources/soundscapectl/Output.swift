@@ -60,6 +60,17 @@ enum Output {
         print(line)
     }
 
+    static func describe(_ report: HealthReport) {
+        print(report.healthy ? "healthy" : "unhealthy")
+        for check in report.checks {
+            print("  \(check.ok ? "ok  " : "FAIL") \(check.name)" + (check.detail.map { ": \($0)" } ?? ""))
+        }
+    }
+
+    static func decode<T: Decodable>(_ type: T.Type, from value: JSONValue) throws -> T {
+        try JSONDecoder().decode(T.self, from: Data(json(value).utf8))
+    }
+
     static func decodeEvent(_ reply: [String: JSONValue]) throws -> PlayerEvent {
         guard let event = reply["event"] else { throw ControlFailure(message: "event reply without an event") }
         return try JSONDecoder().decode(PlayerEvent.self, from: Data(json(event).utf8))

@@ -11,7 +11,7 @@ struct Soundscapectl: AsyncParsableCommand {
             2 the daemon is not reachable.
             """,
         version: "0.1.0",
-        subcommands: [Play.self, Stop.self, VolumeCommand.self, Status.self, List.self, Events.self])
+        subcommands: [Play.self, Stop.self, VolumeCommand.self, Status.self, List.self, Events.self, Health.self])
 }
 
 /// Options every subcommand shares.
@@ -140,5 +140,28 @@ struct Events: AsyncParsableCommand {
             }
             throw ControlFailure(message: "the daemon closed the event stream")
         }
+    }
+}
+
+struct Health: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Check the daemon's health.",
+        discussion: "Exit status: 0 healthy; 1 unhealthy (the failing checks are named); 2 the daemon is not reachable.")
+    @OptionGroup var connection: ConnectionOptions
+    @Flag(help: "Print the report as one JSON object.") var json = false
+
+    func run() async throws {
+        var healthy = false
+        try await Control.session(connection) { control in
+            let raw = try await control.rawCall("GetHealth")
+            let report = try Output.decode(HealthReport.self, from: .object(raw))
+            healthy = report.healthy
+            if json {
+                print(Output.json(.object(raw)))
+            } else {
+                Output.describe(report)
+            }
+        }
+        if !healthy { throw ExitCode(1) }
     }
 }

@@ -48,6 +48,10 @@ struct PlayerInterface: VarlinkInterface {
                 soundscapes: entries.map { SoundscapeInfo(entry: $0, isDefault: $0.id == defaultID) },
                 default: defaultID.rawValue))
 
+        case "GetHealth":
+            try call.parameters.rejectUnknown(allowed: [])
+            try await call.reply(await PlayerHealth.report(player: player))
+
         case "Subscribe":
             try call.parameters.rejectUnknown(allowed: [])
             guard call.wantsMore else { throw VarlinkError.expectedMore() }

@@ -77,6 +77,16 @@ enum PlayerInterfaceDefinition {
 
         method GetStatus() -> (status: Status)
 
+        type HealthCheck (
+          # daemonLoopResponsive, pipewireConnected, audioFlowing, signerAlive, stateStoreWritable
+          name: string,
+          ok: bool,
+          detail: ?string
+        )
+
+        # healthy is true when every check passes.
+        method GetHealth() -> (healthy: bool, checks: []HealthCheck)
+
         method ListSoundscapes() -> (soundscapes: []Soundscape, default: string)
 
         # Call with "more". The first reply is a snapshot (reason "snapshot")

@@ -142,6 +142,44 @@ public actor Player {
         return status
     }
 
+    /// Every check but the loop's own (the caller times this call for that).
+    public func health() -> [HealthReport.Check] {
+        let status = status()
+        var checks: [HealthReport.Check] = []
+        let connected = machine.output != .unavailable
+        checks.append(.init(name: HealthReport.Name.pipewire, ok: connected,
+                            detail: connected ? nil : "not connected to a PipeWire server; retrying"))
+        if machine.desired.wantsPlaying {
+            let flowing = status.state == .playing
+            checks.append(.init(name: HealthReport.Name.audio, ok: flowing,
+                                detail: flowing ? nil : "wanted playing but \(status.state.rawValue)"))
+        } else {
+            checks.append(.init(name: HealthReport.Name.audio, ok: true, detail: "not wanted (stopped)"))
+        }
+        if let signer = status.signer {
+            let wanted = self.signer?.wanted ?? false
+            let ok = !wanted || signer.state == .running || signer.state == .starting
+            checks.append(.init(name: HealthReport.Name.signer, ok: ok,
+                                detail: ok ? (wanted ? nil : "not wanted") : "signer host \(signer.state.rawValue)\(signer.lastExit.map { " (last \($0))" } ?? "")"))
+        }
+        if let store {
+            do {
+                try store.checkWritable()
+                storeWritable = true
+                checks.append(.init(name: HealthReport.Name.store, ok: true))
+            } catch {
+                storeWritable = false
+                checks.append(.init(name: HealthReport.Name.store, ok: false, detail: error.description))
+            }
+        } else {
+            checks.append(.init(name: HealthReport.Name.store, ok: false, detail: "the state database could not be opened"))
+        }
+        return checks
+    }
+
+    /// A trivial round trip through the actor: proves its executor is not stuck.
+    public func ping() -> Bool { true }
+
     public func soundscapes() -> (entries: [SoundscapeEntry], defaultID: SoundscapeID) {
         rescan()
         return (catalog.entries, catalog.defaultID)
@@ -207,6 +245,8 @@ public actor Player {
         case .streaming(let streaming): apply(.outputStreaming(streaming))
         case .stopped: apply(.outputStopped)
         case .route(let route): apply(.routeChanged(route))
+        case .stalled: apply(.outputStalled)
+        case .flowing: apply(.outputFlowing)
         case .decodeFailed(let error):
             logger.error("\(error)")
             loaded[error.soundscape] = nil
@@ -250,6 +290,13 @@ public actor Player {
             hub.publish(type: .player, reason: reason, message: message, status: status())
         case .scheduleTick(let deadline):
             scheduleTick(at: deadline)
+        case .revive(let step):
+            logger.warning("watchdog: audio stalled; \(step)")
+            switch step {
+            case .reactivate: output.reactivate()
+            case .recreateStream: output.recreateStream()
+            case .reconnect: output.reconnectNow(reason: "the watchdog found audio stalled")
+            }
         }
     }
 
