@@ -103,6 +103,7 @@ let package = Package(
         .testTarget(name: "SoundscapeStoreTests", dependencies: ["SoundscapeStore"]),
         .testTarget(name: "SoundscapeAudioTests", dependencies: ["SoundscapeAudio", "SoundscapeLibrary"]),
         .testTarget(name: "SoundscapeLibraryTests", dependencies: ["SoundscapeLibrary", "SoundscapeCore"]),
+        .testTarget(name: "SoundscapeDaemonTests", dependencies: ["SoundscapeDaemon", "SoundscapeCore"]),
         .target(name: "TestSupport", dependencies: ["SoundscapeCore"], path: "Tests/TestSupport"),
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "SoundscapeCore", "Varlink"]),
     ]

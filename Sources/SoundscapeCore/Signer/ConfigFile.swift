@@ -40,7 +40,8 @@ public struct ConfigFile: Sendable, Equatable {
 
     public init(parsing text: String) throws(ParseError) {
         var seen = Set<String>()
-        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        // `\.isNewline`, not "\n": Swift reads CRLF as one Character that is not "\n".
+        for (index, rawLine) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
             let number = index + 1
             let line = rawLine.trimmingSpaces()
             if line.isEmpty || line.hasPrefix("#") { continue }
@@ -74,7 +75,8 @@ public struct ConfigFile: Sendable, Equatable {
                     throw fail("signer-env expects NAME=VALUE")
                 }
                 let name = String(value[..<split])
-                guard name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }), !(name.first?.isNumber ?? true) else {
+                guard name.unicodeScalars.allSatisfy({ ("A"..."Z").contains($0) || ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "_" }),
+                      !(name.first?.isNumber ?? true) else {
                     throw fail("'\(name)' is not a valid environment variable name")
                 }
                 signerEnvironment[name] = String(value[value.index(after: split)...])
@@ -101,11 +103,17 @@ public struct ConfigFile: Sendable, Equatable {
         }
     }
 
-    /// Seconds as a positive decimal (`5`, `0.5`), at most a day.
+    /// Seconds as a plain positive decimal (`5`, `0.5`), at least a millisecond and at most a day.
     public static func seconds(_ text: String, key: String, line: Int) throws(ParseError) -> Duration {
-        guard let value = Double(text), value > 0, value <= 86_400, value.isFinite else {
-            throw ParseError(line: line, message: "\(key) expects a number of seconds (0 < s ≤ 86400), got '\(text)'")
+        let plainDecimal = !text.isEmpty && text.filter { $0 == "." }.count <= 1
+            && text.unicodeScalars.allSatisfy { ("0"..."9").contains($0) || $0 == "." }
+        guard plainDecimal, let value = Double(text), value <= 86_400 else {
+            throw ParseError(line: line, message: "\(key) expects a number of seconds (0.001 ≤ s ≤ 86400), got '\(text)'")
         }
-        return .milliseconds(Int64((value * 1000).rounded()))
+        let milliseconds = Int64((value * 1000).rounded())
+        guard milliseconds > 0 else {
+            throw ParseError(line: line, message: "\(key) expects a number of seconds (0.001 ≤ s ≤ 86400), got '\(text)'")
+        }
+        return .milliseconds(milliseconds)
     }
 }

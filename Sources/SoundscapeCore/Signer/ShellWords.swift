@@ -15,7 +15,7 @@ public enum ShellWords {
         var iterator = text.makeIterator()
         while let character = iterator.next() {
             switch character {
-            case " ", "\t", "\n", "\r":
+            case " ", "\t", "\n", "\r", "\r\n":
                 if inWord {
                     words.append(current)
                     current = ""
@@ -45,8 +45,11 @@ public enum ShellWords {
                 guard closed else { throw ParseError(description: "unterminated double quote") }
             case "\\":
                 guard let escaped = iterator.next() else { throw ParseError(description: "a backslash ends the line") }
-                inWord = true
-                if escaped != "\n" { current.append(escaped) }
+                // Backslash-newline is a line continuation: it adds nothing, not even an empty word.
+                if escaped != "\n" && escaped != "\r\n" {
+                    inWord = true
+                    current.append(escaped)
+                }
             default:
                 inWord = true
                 current.append(character)

@@ -1,0 +1,150 @@
+import Testing
+import SoundscapeCore
+
+@Suite struct ConfigFileTests {
+    /// The error `text` fails with, or nil (recording an issue) when it parses.
+    static func error(parsing text: String, sourceLocation: SourceLocation = #_sourceLocation) -> ConfigFile.ParseError? {
+        do {
+            let config = try ConfigFile(parsing: text)
+            Issue.record("parsed into \(config) instead of failing", sourceLocation: sourceLocation)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    @Test func parsesAFullFile() throws {
+        let text = """
+            # soundscaped.conf
+
+            signer-command = /usr/bin/my-signer --relay "wss://relay.example" --verbose
+              signer-directory=/home/me/signer\t
+            # environment
+            signer-env = RUST_LOG=info
+            signer-env=SIGNER_PROFILE=main
+            signer-env = EMPTY=
+            signer-env = WITH_EQUALS=a=b c
+            signer-env = RUST_LOG=debug
+            signer-keep-running = yes
+            signer-stop-timeout = 2.5
+                # indented comment
+            signer-liveness-timeout   =   30
+
+            """
+        var expected = ConfigFile()
+        expected.signerCommand = ["/usr/bin/my-signer", "--relay", "wss://relay.example", "--verbose"]
+        expected.signerDirectory = "/home/me/signer"
+        expected.signerEnvironment = ["RUST_LOG": "debug", "SIGNER_PROFILE": "main", "EMPTY": "", "WITH_EQUALS": "a=b c"]
+        expected.signerKeepRunning = true
+        expected.signerStopTimeout = .milliseconds(2500)
+        expected.signerLivenessTimeout = .seconds(30)
+        #expect(try ConfigFile(parsing: text) == expected)
+    }
+
+    @Test(arguments: ["", "\n\n", "# only a comment\n", "   \n\t\n# x = y\n"])
+    func emptyFilesSetNothing(text: String) throws {
+        #expect(try ConfigFile(parsing: text) == ConfigFile())
+    }
+
+    @Test func theDocumentedKeysAreKnown() {
+        #expect(Set(ConfigFile.keys).isSuperset(of: ["signer-command", "signer-directory", "signer-env",
+                                                    "signer-keep-running", "signer-stop-timeout",
+                                                    "signer-liveness-timeout"]))
+        #expect(Set(ConfigFile.keys).count == ConfigFile.keys.count)
+    }
+
+    @Test(arguments: [
+        ("true", true), ("TRUE", true), ("yes", true), ("On", true), ("1", true),
+        ("false", false), ("no", false), ("OFF", false), ("0", false),
+    ])
+    func booleans(text: String, value: Bool) throws {
+        #expect(try ConfigFile(parsing: "signer-keep-running = \(text)").signerKeepRunning == value)
+    }
+
+    @Test(arguments: [
+        ("5", Duration.seconds(5)), ("0.5", .milliseconds(500)), ("2.25", .milliseconds(2250)),
+        ("0.001", .milliseconds(1)), ("86400", .seconds(86_400)), ("30.0", .seconds(30)),
+    ])
+    func seconds(text: String, duration: Duration) throws {
+        #expect(try ConfigFile.seconds(text, key: "k", line: 1) == duration)
+        #expect(try ConfigFile(parsing: "signer-stop-timeout = \(text)").signerStopTimeout == duration)
+        #expect(try ConfigFile(parsing: "signer-liveness-timeout = \(text)").signerLivenessTimeout == duration)
+    }
+
+    // MARK: Errors name their line
+
+    @Test(arguments: [
+        ("signer-comand = x", 1, "unknown key 'signer-comand'"),
+        ("\n# c\n\nsigner-user = me", 4, "unknown key 'signer-user'"),
+        ("= x", 1, "unknown key ''"),
+        ("signer-command /bin/signer", 1, "expected 'key = value', got 'signer-command /bin/signer'"),
+        ("# c\nsigner-keep-running", 2, "expected 'key = value'"),
+        ("signer-command = a\nsigner-command = b", 2, "'signer-command' is set twice"),
+        ("signer-directory = /a\n\nsigner-directory = /a", 3, "'signer-directory' is set twice"),
+        ("signer-keep-running = yes\nsigner-keep-running = yes", 2, "'signer-keep-running' is set twice"),
+        ("signer-stop-timeout = 1\nsigner-stop-timeout = 2", 2, "'signer-stop-timeout' is set twice"),
+        ("signer-liveness-timeout = 1\nsigner-liveness-timeout = 2", 2, "'signer-liveness-timeout' is set twice"),
+        ("signer-command =", 1, "signer-command is empty"),
+        ("# c\nsigner-command =    \t", 2, "signer-command is empty"),
+        ("signer-command = a 'b", 1, "signer-command: unterminated single quote"),
+        ("\nsigner-command = \"b", 2, "signer-command: unterminated double quote"),
+        ("signer-command = a \\", 1, "signer-command: a backslash ends the line"),
+        ("signer-directory = signer", 1, "signer-directory must be an absolute path"),
+        ("signer-directory = ~/signer", 1, "signer-directory must be an absolute path"),
+        ("signer-directory = $HOME/signer", 1, "signer-directory must be an absolute path"),
+        ("signer-directory =", 1, "signer-directory must be an absolute path"),
+        ("signer-env = A=1\nsigner-env = 1X=2", 2, "'1X' is not a valid environment variable name"),
+        ("signer-env = A-B=1", 1, "'A-B' is not a valid environment variable name"),
+        ("signer-env = A B=1", 1, "'A B' is not a valid environment variable name"),
+        ("signer-env = =x", 1, "signer-env expects NAME=VALUE"),
+        ("signer-env = NOVALUE", 1, "signer-env expects NAME=VALUE"),
+        ("signer-env =", 1, "signer-env expects NAME=VALUE"),
+        ("signer-keep-running = maybe", 1, "signer-keep-running expects true or false, got 'maybe'"),
+        ("signer-keep-running =", 1, "signer-keep-running expects true or false, got ''"),
+        ("signer-keep-running = 2", 1, "signer-keep-running expects true or false, got '2'"),
+        ("signer-keep-running = true # yes", 1, "signer-keep-running expects true or false"),
+    ])
+    func errorsNameTheirLine(text: String, line: Int, message: String) throws {
+        let error = try #require(Self.error(parsing: text))
+        #expect(error.line == line)
+        #expect(error.message.hasPrefix(message), "message: \(error.message)")
+        #expect(error.description == "line \(line): \(error.message)")
+    }
+
+    @Test(arguments: ["signer-stop-timeout", "signer-liveness-timeout"],
+          ["0", "-1", "-0", "-0.5", "abc", "", "5s", "86401", "86400.5", "1e9", "inf", "nan", "-inf"])
+    func badSecondsAreRefused(key: String, value: String) throws {
+        let error = try #require(Self.error(parsing: "# c\n\(key) = \(value)"))
+        #expect(error.line == 2)
+        #expect(error.message == "\(key) expects a number of seconds (0.001 ≤ s ≤ 86400), got '\(value)'")
+    }
+
+    @Test func secondsErrorCarriesTheGivenKeyAndLine() {
+        do {
+            _ = try ConfigFile.seconds("0", key: "signer-stop-timeout", line: 7)
+            Issue.record("0 s was accepted")
+        } catch {
+            #expect(error.line == 7)
+            #expect(error.description == "line 7: signer-stop-timeout expects a number of seconds (0.001 ≤ s ≤ 86400), got '0'")
+        }
+    }
+
+    @Test func theFirstErrorWins() throws {
+        let error = try #require(Self.error(parsing: "signer-keep-running = maybe\nbogus = 1"))
+        #expect(error.line == 1)
+    }
+
+    @Test
+    func secondsThatRoundToZeroAreRefused() {
+        // A zero liveness timeout would declare the signer hung on every tick.
+        #expect(throws: ConfigFile.ParseError.self) { try ConfigFile.seconds("0.0004", key: "k", line: 1) }
+    }
+
+    @Test
+    func crlfLineEndingsAreLineEndings() throws {
+        var expected = ConfigFile()
+        expected.signerCommand = ["/bin/signer"]
+        expected.signerKeepRunning = true
+        #expect(try ConfigFile(parsing: "signer-command = /bin/signer\r\nsigner-keep-running = true\r\n") == expected)
+    }
+}

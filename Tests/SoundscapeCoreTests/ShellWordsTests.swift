@@ -1,0 +1,101 @@
+import Testing
+import SoundscapeCore
+
+@Suite struct ShellWordsTests {
+    static func split(_ text: String) -> Result<[String], ShellWords.ParseError> {
+        Result { () throws(ShellWords.ParseError) -> [String] in try ShellWords.split(text) }
+    }
+
+    @Test(arguments: [
+        // Plain words and whitespace.
+        ("a b c", ["a", "b", "c"]),
+        ("  a \t\t b   c  ", ["a", "b", "c"]),
+        ("\ta\t", ["a"]),
+        ("", []),
+        ("   \t ", []),
+        ("/usr/bin/my-signer --relay \"wss://relay.example\" --verbose",
+         ["/usr/bin/my-signer", "--relay", "wss://relay.example", "--verbose"]),
+        ("été 'ü x'", ["été", "ü x"]),
+    ])
+    func plainWords(text: String, words: [String]) throws {
+        #expect(try ShellWords.split(text) == words)
+    }
+
+    @Test(arguments: [
+        // Single quotes keep everything literally.
+        ("'a b'", ["a b"]),
+        ("'$HOME \\ x'", ["$HOME \\ x"]),
+        ("'a\\'", ["a\\"]),
+        ("'say \"hi\"'", ["say \"hi\""]),
+        ("'  '", ["  "]),
+        ("'a\tb'", ["a\tb"]),
+        // Double quotes: only \" \\ \$ \` are escapes.
+        ("\"a b\"", ["a b"]),
+        ("\"a \\\" b\"", ["a \" b"]),
+        ("\"\\\\\"", ["\\"]),
+        ("\"\\$HOME\"", ["$HOME"]),
+        ("\"\\`id\\`\"", ["`id`"]),
+        ("\"a\\nb\"", ["a\\nb"]),
+        ("\"C:\\dir\"", ["C:\\dir"]),
+        ("\"it's\"", ["it's"]),
+        ("\"$HOME\"", ["$HOME"]),
+        // A backslash outside quotes escapes the next character.
+        ("a\\ b", ["a b"]),
+        ("\\'", ["'"]),
+        ("\\\"x", ["\"x"]),
+        ("\\\\", ["\\"]),
+        ("\\$x", ["$x"]),
+        ("a\\tb", ["atb"]),
+        // Adjacent parts form one word.
+        ("a'b c'\"d\"", ["ab cd"]),
+        ("--name=\"my signer\"", ["--name=my signer"]),
+        ("'a'\\ 'b'", ["a b"]),
+        // Empty quotes give an empty word, but only where there is no other text.
+        ("''", [""]),
+        ("\"\"", [""]),
+        ("a '' b", ["a", "", "b"]),
+        ("x''", ["x"]),
+        ("''x", ["x"]),
+    ])
+    func quotingAndEscapes(text: String, words: [String]) throws {
+        #expect(try ShellWords.split(text) == words)
+    }
+
+    @Test(arguments: [
+        ("$HOME ~ ~/x *.txt ${X} $(id) `id`", ["$HOME", "~", "~/x", "*.txt", "${X}", "$(id)", "`id`"]),
+        ("a;b | c && d > e", ["a;b", "|", "c", "&&", "d", ">", "e"]),
+        ("?[ab] {a,b}", ["?[ab]", "{a,b}"]),
+    ])
+    func nothingIsExpanded(text: String, words: [String]) throws {
+        #expect(try ShellWords.split(text) == words)
+    }
+
+    @Test(arguments: [
+        ("'abc", "unterminated single quote"),
+        ("a 'b", "unterminated single quote"),
+        ("'it\\'s'", "unterminated single quote"),
+        ("\"abc", "unterminated double quote"),
+        ("\"abc\\\"", "unterminated double quote"),
+        ("\"abc\\", "unterminated double quote"),
+        ("a \"b 'c' d", "unterminated double quote"),
+        ("abc\\", "a backslash ends the line"),
+        ("\\", "a backslash ends the line"),
+    ])
+    func malformedInputIsRefused(text: String, message: String) {
+        switch Self.split(text) {
+        case .success(let words): Issue.record("'\(text)' split into \(words) instead of failing")
+        case .failure(let error): #expect(error.description == message)
+        }
+    }
+
+    @Test
+    func backslashNewlineIsALineContinuation() throws {
+        // POSIX: `\<newline>` is removed entirely. Here, after a separator, it starts an empty word.
+        #expect(try ShellWords.split("a \\\n b") == ["a", "b"])
+    }
+
+    @Test
+    func crlfSeparatesWords() throws {
+        #expect(try ShellWords.split("a\r\nb") == ["a", "b"])
+    }
+}
