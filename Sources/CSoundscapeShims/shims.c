@@ -22,6 +22,16 @@ int scs_metadata_add_listener(struct pw_metadata *metadata, struct spa_hook *lis
     return pw_metadata_add_listener(metadata, listener, events, data);
 }
 
+int scs_node_add_listener(struct pw_node *node, struct spa_hook *listener,
+                          const struct pw_node_events *events, void *data) {
+    return pw_node_add_listener(node, listener, events, data);
+}
+
+int scs_metadata_set_property(struct pw_metadata *metadata, uint32_t subject, const char *key,
+                              const char *type, const char *value) {
+    return pw_metadata_set_property(metadata, subject, key, type, value);
+}
+
 int scs_core_sync(struct pw_core *core, uint32_t id, int seq) {
     return pw_core_sync(core, id, seq);
 }

@@ -19,6 +19,8 @@ public enum AudioOutputEvent: Sendable, Equatable {
     case stalled
     /// After `.stalled`: cycles run again.
     case flowing
+    /// Sinks, the default sink, or calls changed.
+    case graph(GraphFacts)
 }
 
 public struct OutputConfiguration: Sendable {
@@ -32,6 +34,8 @@ public struct OutputConfiguration: Sendable {
     /// Frames decoded ahead per voice (2^17 ≈ 2.7 s); refilled when half empty.
     public var ringFrames = 1 << 17
     public var render = RenderSettings()
+    /// What counts as a call, and so interrupts us.
+    public var callDetection = CallDetection()
     /// How long an active stream may go without a processed cycle before it
     /// counts as stalled. Checked by a timer that each refill pushes back, so a
     /// healthy stream costs no extra wake-up.

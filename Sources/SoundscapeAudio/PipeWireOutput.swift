@@ -42,6 +42,9 @@ public final class PipeWireOutput: @unchecked Sendable {
     private var route: String?
     /// The frame counter when the progress timer was last armed, and whether we reported a stall.
     private var framesAtLastCheck = 0
+    /// The sink we are asked to be linked to, and the node we last told WirePlumber about.
+    private var target: String?
+    private var targetAppliedTo: (node: UInt32, sink: String?)?
     private var stalled = false
 
     public init(configuration: OutputConfiguration, logger: Logger,
@@ -159,6 +162,23 @@ public final class PipeWireOutput: @unchecked Sendable {
         }
     }
 
+    /// Links our stream to `sink` (by `node.name`) through WirePlumber; applied
+    /// again to every new stream node.
+    public func setTarget(_ sink: String?) {
+        locked {
+            target = sink
+            applyTarget()
+        }
+    }
+
+    private func applyTarget() {
+        guard let connection, let node = connection.nodeID else { return }
+        if let applied = targetAppliedTo, applied.node == node, applied.sink == target { return }
+        targetAppliedTo = (node, target)
+        logger.debug("linking our stream", metadata: ["node": "\(node)", "target": "\(target ?? "(default)")"])
+        connection.graph.setTarget(node: node, sink: target)
+    }
+
     /// Plays `data` at `volume`: fades in from silence, or crossfades when
     /// another soundscape is audible. Playing what already plays only makes
     /// sure it runs.
@@ -215,6 +235,12 @@ public final class PipeWireOutput: @unchecked Sendable {
         do {
             connection = try StreamConnection(
                 context: context, configuration: configuration, renderer: renderer, output: self)
+            targetAppliedTo = nil
+            connection?.graph.onChange = { [events, logger] facts in
+                logger.debug("graph", metadata: ["default": "\(facts.defaultSink ?? "-")",
+                                                 "sinks": "\(facts.sinks.map(\.name))", "calls": "\(facts.communicationStreams)"])
+                events.yield(.graph(facts))
+            }
             reconnect.reset()
             active = false
             streaming = false
@@ -277,6 +303,7 @@ public final class PipeWireOutput: @unchecked Sendable {
 
     func refreshRoute() {
         updateRoute(connection?.currentRoute())
+        applyTarget()
     }
 
     private func updateRoute(_ newRoute: String?) {

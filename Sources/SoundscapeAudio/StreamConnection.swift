@@ -21,6 +21,7 @@ final class StreamConnection {
     private let coreHook: UnsafeMutablePointer<spa_hook>
     private let registryHook: UnsafeMutablePointer<spa_hook>
     private var routes = RouteTracker()
+    let graph: GraphMonitor
     private(set) var isBroken = false
 
     init(context: OpaquePointer, configuration: OutputConfiguration, renderer: Renderer,
@@ -36,6 +37,7 @@ final class StreamConnection {
         registryHook = .allocate(capacity: 1)
         registryHook.initialize(to: spa_hook())
         registry = pw_core_get_registry(core, UInt32(PW_VERSION_REGISTRY), 0)
+        graph = GraphMonitor(registry: registry, detection: configuration.callDetection, ownNodeName: configuration.nodeName)
         do {
             stream = try PlaybackStream(core: core, configuration: configuration, renderer: renderer, output: output)
         } catch {
@@ -56,6 +58,7 @@ final class StreamConnection {
     /// Releases everything; safe after the server is gone (nothing is sent then).
     func close() {
         stream.destroy()
+        graph.close()
         spa_hook_remove(registryHook)
         pw_proxy_destroy(registry)
         spa_hook_remove(coreHook)
@@ -80,9 +83,14 @@ final class StreamConnection {
         _ = pw_stream_set_active(stream.stream, active)
     }
 
-    func currentRoute() -> String? {
+    /// Our stream's node id, once the server has assigned one.
+    var nodeID: UInt32? {
         let node = pw_stream_get_node_id(stream.stream)
-        return routes.route(from: node == SPA_ID_INVALID ? nil : node)
+        return node == SPA_ID_INVALID ? nil : node
+    }
+
+    func currentRoute() -> String? {
+        routes.route(from: nodeID)
     }
 
     // MARK: Event tables (static, so their addresses never change)
@@ -116,10 +124,14 @@ final class StreamConnection {
             guard let type else { return }
             let connection = StreamConnection.connection(data)
             switch String(cString: type) {
-            case "PipeWire:Interface:Node":
+            case InterfaceType.node:
                 guard let name = lookup(props, PW_KEY_NODE_NAME) else { return }
                 connection.routes.addNode(id: id, name: name, mediaClass: lookup(props, PW_KEY_MEDIA_CLASS))
-            case "PipeWire:Interface:Link":
+                connection.graph.nodeAdded(id: id, properties: props)
+            case InterfaceType.metadata:
+                connection.graph.metadataAdded(id: id, properties: props)
+                return
+            case InterfaceType.link:
                 guard let output = lookup(props, PW_KEY_LINK_OUTPUT_NODE).flatMap(UInt32.init),
                       let input = lookup(props, PW_KEY_LINK_INPUT_NODE).flatMap(UInt32.init) else { return }
                 connection.routes.addLink(id: id, output: output, input: input)
@@ -131,6 +143,7 @@ final class StreamConnection {
         events.pointee.global_remove = { data, id in
             let connection = StreamConnection.connection(data)
             connection.routes.remove(id: id)
+            connection.graph.removed(id: id)
             connection.output.refreshRoute()
         }
         return events

@@ -9,10 +9,14 @@ public struct PlayerEvent: Sendable, Equatable, Codable {
     public var reason: EventReason
     /// Human-readable detail (which file failed to decode, why a fallback happened).
     public var message: String?
+    /// Machine-readable why, for `interrupted` (an interruption cause) and
+    /// `routeChanged` (newDefault, deviceUnavailable, pinnedDeviceReturned).
+    public var cause: String?
     public var status: PlayerStatus
 
     public init(seq: UInt64, time: Timestamp, type: EventType, reason: EventReason,
-                message: String?, status: PlayerStatus) {
+                message: String?, cause: String? = nil, status: PlayerStatus) {
+        self.cause = cause
         self.seq = seq
         self.time = time
         self.type = type
@@ -22,7 +26,7 @@ public struct PlayerEvent: Sendable, Equatable, Codable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case seq, time, type, reason, message
+        case seq, time, type, reason, message, cause
     }
 
     /// Flat on the wire (`state`, `isPlaying`, … beside `seq` and `reason`), as the
@@ -34,6 +38,7 @@ public struct PlayerEvent: Sendable, Equatable, Codable {
         type = try container.decode(EventType.self, forKey: .type)
         reason = try container.decode(EventReason.self, forKey: .reason)
         message = try container.decodeIfPresent(String.self, forKey: .message)
+        cause = try container.decodeIfPresent(String.self, forKey: .cause)
         status = try PlayerStatus(from: decoder)
     }
 
@@ -44,6 +49,7 @@ public struct PlayerEvent: Sendable, Equatable, Codable {
         try container.encode(type, forKey: .type)
         try container.encode(reason, forKey: .reason)
         try container.encodeIfPresent(message, forKey: .message)
+        try container.encodeIfPresent(cause, forKey: .cause)
         try status.encode(to: encoder)
     }
 }

@@ -18,9 +18,15 @@ public struct PlayerMachine: Sendable {
         /// How long each watchdog step gets to bring audio back before the next, stronger one.
         public var reviveInterval: Duration
 
-        public init(startTimeout: Duration = .seconds(3), reviveInterval: Duration = .seconds(3)) {
+        /// How long the graph may hold our linked, active stream paused before
+        /// that counts as the server pausing us (a shorter pause is a re-link).
+        public var serverPauseGrace: Duration
+
+        public init(startTimeout: Duration = .seconds(3), reviveInterval: Duration = .seconds(3),
+                    serverPauseGrace: Duration = .seconds(1)) {
             self.startTimeout = startTimeout
             self.reviveInterval = reviveInterval
+            self.serverPauseGrace = serverPauseGrace
         }
     }
 
@@ -57,6 +63,10 @@ public struct PlayerMachine: Sendable {
         case outputStalled
         /// Cycles run again after `outputStalled`.
         case outputFlowing
+        /// The graph's sinks, default sink and calls changed.
+        case graphChanged(GraphFacts)
+        /// The user changed a preference (or they were loaded at start-up).
+        case setPreferences(Preferences)
         /// Time passed; re-evaluate deadlines.
         case tick
     }
@@ -77,12 +87,18 @@ public struct PlayerMachine: Sendable {
         case setVolume(Volume)
         case stopOutput
         case persist(DesiredState)
-        case emit(EventReason, message: String?)
+        case persistPreferences(Preferences)
+        /// `cause` is the machine-readable why: an `InterruptionCause` or a `RouteChangeCause`.
+        case emit(EventReason, message: String?, cause: String? = nil)
         /// Ask for a `.tick` at this instant (a start deadline).
         case scheduleTick(at: ContinuousClock.Instant)
         /// The watchdog's next step to bring stalled audio back.
         case revive(ReviveStep)
+        /// Link our stream to this sink (`target.object`); nil leaves it to the session manager.
+        case setTarget(String?)
     }
+
+    private typealias Announcement = (reason: EventReason, message: String?, cause: String?)
 
     /// A stall being worked on: the step last taken and when the next is due.
     struct Stall: Sendable, Equatable {
@@ -95,6 +111,8 @@ public struct PlayerMachine: Sendable {
     public private(set) var desired: DesiredState
     public private(set) var output: Output = .unavailable
     public private(set) var route: String?
+    /// The last sink we were linked to (route changes are judged against it).
+    private var lastRoute: String?
     /// The state last announced in an event; `state` may lag behind the
     /// output for the short moment a start takes, to avoid announcing a
     /// transient the user never hears.
@@ -112,11 +130,69 @@ public struct PlayerMachine: Sendable {
     private(set) var stall: Stall?
     /// A `stalled` went out, so the return to playing is `recovered`.
     private var stallAnnounced = false
+    public private(set) var preferences: Preferences
+    /// The graph as last reported; nil until the output has seen it.
+    public private(set) var graph: GraphFacts?
+    /// The sink we last asked to be linked to, on this connection (`.some(nil)`: none).
+    private var appliedTarget: String??
+    /// Whether an interruption is lowering the volume right now.
+    public private(set) var ducking = false
+    /// Whether the last reconcile found an interruption that pauses us.
+    private var pausedByInterruption = false
 
-    public init(desired: DesiredState, configuration: Configuration = .init()) {
+    public init(desired: DesiredState, preferences: Preferences = .default, configuration: Configuration = .init()) {
         self.desired = desired
+        self.preferences = preferences
         self.configuration = configuration
         self.publishedState = .stopped
+    }
+
+    // MARK: Interruptions and routes
+
+    /// What outranks us right now (only meaningful while the user wants playback).
+    public func interruptions(now: ContinuousClock.Instant) -> Set<InterruptionCause> {
+        var causes: Set<InterruptionCause> = []
+        if let graph {
+            if !graph.communicationStreams.isEmpty { causes.insert(.communicationStream) }
+            if graph.defaultIsCallRoute || graph.sink(named: route)?.isCallRoute == true { causes.insert(.callRoute) }
+        }
+        if case .active(_, streaming: false, let since) = output, route != nil, sessionHasPlayed,
+           now - since >= configuration.serverPauseGrace {
+            causes.insert(.serverPaused)
+        }
+        return causes
+    }
+
+    /// A call route always pauses us (we never play into one); a call pauses
+    /// us in `pause` mode. `serverPaused` is the server's doing, not ours to act on.
+    private func pauses(_ causes: Set<InterruptionCause>) -> Bool {
+        causes.contains(.callRoute) || (causes.contains(.communicationStream) && preferences.interruptionMode == .pause)
+    }
+
+    private func ducks(_ causes: Set<InterruptionCause>) -> Bool {
+        !pauses(causes) && causes.contains(.communicationStream) && preferences.interruptionMode == .duck
+    }
+
+    /// The volume to apply: the user's, or its ducked fraction.
+    public var effectiveVolume: Volume {
+        ducking ? Volume(clamping: desired.volume.percent * preferences.duckLevel / 100) : desired.volume
+    }
+
+    /// Where our stream should be linked: the pinned sink while it exists, else
+    /// the default; never a call route.
+    func desiredTarget() -> String? {
+        guard let graph else { return nil }
+        if let pinned = preferences.pinnedSink, let sink = graph.sink(named: pinned), !sink.isCallRoute {
+            return pinned
+        }
+        guard let name = graph.defaultSink, let sink = graph.sink(named: name), !sink.isCallRoute else { return nil }
+        return name
+    }
+
+    /// No sink we may play to.
+    private var noUsableSink: Bool {
+        guard let graph else { return false }
+        return !graph.sinks.contains { !$0.isCallRoute }
     }
 
     // MARK: Derived state
@@ -124,7 +200,9 @@ public struct PlayerMachine: Sendable {
     /// The state right now, or nil while a start is still within its grace period.
     func currentState(now: ContinuousClock.Instant) -> PlayerState? {
         guard desired.wantsPlaying else { return .stopped }
-        if stall != nil { return .recovering }
+        let causes = interruptions(now: now)
+        if pauses(causes) || causes.contains(.serverPaused) { return .interrupted }
+        if stall != nil || noUsableSink { return .recovering }
         switch output {
         case .active(_, streaming: true, _):
             return .playing
@@ -142,17 +220,20 @@ public struct PlayerMachine: Sendable {
 
     public func status(now: ContinuousClock.Instant) -> PlayerStatus {
         let state = currentState(now: now) ?? publishedState
-        return PlayerStatus(
+        var status = PlayerStatus(
             state: state, isPlaying: state == .playing, soundscape: desired.soundscape,
             volume: desired.volume, route: route, wantsPlaying: desired.wantsPlaying
         )
+        status.interruptions = interruptions(now: now).sorted().map(\.rawValue)
+        status.ducked = ducking
+        return status
     }
 
     // MARK: Transitions
 
     public mutating func handle(_ input: Input, now: ContinuousClock.Instant) -> [Action] {
         var actions: [Action] = []
-        var announcement: (reason: EventReason, message: String?)?
+        var announcement: Announcement?
 
         switch input {
         case .play(let soundscape):
@@ -164,7 +245,7 @@ public struct PlayerMachine: Sendable {
                 actions.append(.persist(desired))
                 // During a session the switch itself is the news; from silence, `started` says it.
                 if changedSoundscape, publishedState != .stopped {
-                    announcement = (.soundscapeChanged, nil)
+                    announcement = (.soundscapeChanged, nil, nil)
                 }
             }
 
@@ -180,20 +261,23 @@ public struct PlayerMachine: Sendable {
             if volume != desired.volume {
                 desired.volume = volume
                 actions.append(.persist(desired))
-                actions.append(.setVolume(volume))
-                announcement = (.volumeChanged, nil)
+                actions.append(.setVolume(effectiveVolume))
+                announcement = (.volumeChanged, nil, nil)
             }
 
         case .outputConnected:
             if output == .unavailable {
                 output = .idle
                 graphStreaming = false
-                if serverLostAnnounced { announcement = (.serverRestored, nil) }
+                appliedTarget = nil
+                if serverLostAnnounced { announcement = (.serverRestored, nil, nil) }
                 serverLostAnnounced = false
             }
 
         case .outputDisconnected(let reason):
             output = .unavailable
+            graph = nil
+            appliedTarget = nil
             graphStreaming = false
             disconnectReason = reason
             // The server's loss is its own cause; reconnecting is what the last watchdog step does anyway.
@@ -215,7 +299,13 @@ public struct PlayerMachine: Sendable {
             graphStreaming = streaming
             if case .active(let soundscape, let wasStreaming, _) = output, wasStreaming != streaming {
                 output = .active(soundscape: soundscape, streaming: streaming, since: now)
-                if !streaming { actions.append(.scheduleTick(at: now + configuration.startTimeout)) }
+                if !streaming {
+                    // A linked stream the graph holds paused becomes `serverPaused` after a grace period.
+                    if route != nil && sessionHasPlayed {
+                        actions.append(.scheduleTick(at: now + configuration.serverPauseGrace))
+                    }
+                    actions.append(.scheduleTick(at: now + configuration.startTimeout))
+                }
             }
 
         case .outputStopped:
@@ -223,15 +313,35 @@ public struct PlayerMachine: Sendable {
 
         case .routeChanged(let newRoute):
             if newRoute != route {
-                let previous = route
                 route = newRoute
-                if previous != nil, newRoute != nil, publishedState == .playing {
-                    announcement = (.routeChanged, "\(previous!) → \(newRoute!)")
+                // A move unlinks before it links again, so compare with the last sink we were on,
+                // not with the nil in between.
+                let previous = lastRoute
+                if let newRoute { lastRoute = newRoute }
+                if let previous, let newRoute, newRoute != previous, desired.wantsPlaying {
+                    let cause: RouteChangeCause
+                    if let graph, graph.sink(named: previous) == nil {
+                        cause = .deviceUnavailable
+                    } else if newRoute == preferences.pinnedSink {
+                        cause = .pinnedDeviceReturned
+                    } else {
+                        cause = .newDefault
+                    }
+                    announcement = (.routeChanged, "\(previous) → \(newRoute)", cause.rawValue)
                 }
             }
 
+        case .graphChanged(let facts):
+            graph = facts
+
+        case .setPreferences(let newPreferences):
+            if newPreferences != preferences {
+                preferences = newPreferences
+                actions.append(.persistPreferences(newPreferences))
+            }
+
         case .decodeFailed(let soundscape, let message, let fallback):
-            announcement = (.decodeError, message)
+            announcement = (.decodeError, message, nil)
             if soundscape == desired.soundscape {
                 let before = desired
                 if let fallback, fallback != soundscape {
@@ -249,7 +359,7 @@ public struct PlayerMachine: Sendable {
                 if current.step == .reconnect && !current.failureReported {
                     // Even a fresh connection did not help: say so, and keep trying.
                     current.failureReported = true
-                    announcement = (.resumeFailed, "audio is still stalled after reconnecting to PipeWire")
+                    announcement = (.resumeFailed, "audio is still stalled after reconnecting to PipeWire", nil)
                 }
                 current.step = next
                 current.nextStepAt = now + configuration.reviveInterval
@@ -258,19 +368,59 @@ public struct PlayerMachine: Sendable {
             }
         }
 
+        actions += reconcileInterruptions(now: now, announcement: &announcement)
         actions += reconcile(now: now)
+        actions += reconcileTarget()
         actions += publish(now: now, announcement: announcement)
         return actions
     }
 
+    /// Ducking, the end of a pausing interruption without auto-resume, and the
+    /// deadline for `serverPaused`: all derived from facts on every input.
+    private mutating func reconcileInterruptions(now: ContinuousClock.Instant, announcement: inout Announcement?) -> [Action] {
+        var actions: [Action] = []
+        let causes = desired.wantsPlaying ? interruptions(now: now) : []
+        let pausing = pauses(causes)
+        if pausedByInterruption && !pausing && desired.wantsPlaying && !preferences.autoResume {
+            desired.wantsPlaying = false
+            actions.append(.persist(desired))
+            announcement = (.stopped, "the interruption ended; auto-resume is off", nil)
+        }
+        pausedByInterruption = pausing && desired.wantsPlaying
+
+        let shouldDuck = desired.wantsPlaying && ducks(causes)
+        if shouldDuck != ducking {
+            ducking = shouldDuck
+            actions.append(.setVolume(effectiveVolume))
+            if announcement == nil {
+                announcement = shouldDuck
+                    ? (.interrupted, "ducked to \(preferences.duckLevel)% for a call", InterruptionCause.communicationStream.rawValue)
+                    : (.resumed, "the call ended; volume restored", nil)
+            }
+        }
+        return actions
+    }
+
+    /// Keeps our stream linked where `desiredTarget` says, while connected.
+    private mutating func reconcileTarget() -> [Action] {
+        guard output != .unavailable, graph != nil else { return [] }
+        let target = desiredTarget()
+        if let applied = appliedTarget, applied == target { return [] }
+        // With no usable sink there is nothing to ask for; keep the last request.
+        if target == nil && appliedTarget != nil { return [] }
+        appliedTarget = .some(target)
+        return target.map { [.setTarget($0)] } ?? []
+    }
+
     /// Closes the gap between what is wanted and what the output does.
     private mutating func reconcile(now: ContinuousClock.Instant) -> [Action] {
-        switch (desired.wantsPlaying, output) {
+        let wantsAudio = desired.wantsPlaying && !pausedByInterruption
+        switch (wantsAudio, output) {
         case (true, .idle), (true, .stopping):
             // From `.stopping` the stream may still run (the fade-out is simply reversed).
             let streaming = output == .stopping && graphStreaming
             output = .active(soundscape: desired.soundscape, streaming: streaming, since: now)
-            return [.startOutput(desired.soundscape, desired.volume), .scheduleTick(at: now + configuration.startTimeout)]
+            return [.startOutput(desired.soundscape, effectiveVolume), .scheduleTick(at: now + configuration.startTimeout)]
         case (true, .active(let playing, let streaming, let since)) where playing != desired.soundscape:
             output = .active(soundscape: desired.soundscape, streaming: streaming, since: since)
             return [.switchSoundscape(desired.soundscape)]
@@ -285,25 +435,29 @@ public struct PlayerMachine: Sendable {
     /// Emits at most one event per input: the state transition if there is one
     /// (it carries the full status, so other changes ride along), otherwise the
     /// input's own announcement.
-    private mutating func publish(now: ContinuousClock.Instant,
-                                  announcement: (reason: EventReason, message: String?)?) -> [Action] {
+    private mutating func publish(now: ContinuousClock.Instant, announcement: Announcement?) -> [Action] {
         guard let state = currentState(now: now), state != publishedState else {
-            return announcement.map { [.emit($0.reason, message: $0.message)] } ?? []
+            return announcement.map { [.emit($0.reason, message: $0.message, cause: $0.cause)] } ?? []
         }
+        let previous = publishedState
         publishedState = state
         let reason: EventReason
         var message = announcement?.message
+        var cause: String?
         switch state {
         case .stopped:
             reason = announcement?.reason == .decodeError ? .decodeError : .stopped
         case .playing:
-            reason = stallAnnounced ? .recovered : sessionHasPlayed ? .resumed : .started
+            reason = stallAnnounced ? .recovered : (sessionHasPlayed || previous == .interrupted) ? .resumed : .started
             sessionHasPlayed = true
             stallAnnounced = false
         case .recovering:
             if stall != nil {
                 reason = .stalled
                 stallAnnounced = true
+            } else if noUsableSink {
+                reason = .routeChangeFailed
+                message = message ?? "no sink to play to; waiting for one"
             } else if output == .unavailable {
                 reason = .serverLost
                 serverLostAnnounced = true
@@ -313,7 +467,23 @@ public struct PlayerMachine: Sendable {
             }
         case .interrupted:
             reason = .interrupted
+            let causes = interruptions(now: now)
+            let main = causes.contains(.callRoute) ? InterruptionCause.callRoute
+                : causes.contains(.communicationStream) ? .communicationStream : .serverPaused
+            cause = main.rawValue
+            message = message ?? Self.describe(main, graph: graph)
         }
-        return [.emit(reason, message: message)]
+        return [.emit(reason, message: message, cause: cause)]
+    }
+
+    private static func describe(_ cause: InterruptionCause, graph: GraphFacts?) -> String {
+        switch cause {
+        case .communicationStream:
+            "a call is active: " + (graph?.communicationStreams.joined(separator: ", ") ?? "")
+        case .callRoute:
+            "the default output is a call route (\(graph?.defaultSink ?? "?"))"
+        case .serverPaused:
+            "the server paused our stream"
+        }
     }
 }

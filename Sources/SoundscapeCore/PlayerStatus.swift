@@ -13,6 +13,10 @@ public struct PlayerStatus: Sendable, Equatable, Codable {
     public var wantsPlaying: Bool
     /// The signer host, or null when none is configured.
     public var signer: SignerStatus?
+    /// What interrupts playback now (`communicationStream`, `callRoute`, `serverPaused`).
+    public var interruptions: [String] = []
+    /// Whether the volume is lowered for a call (interruption mode `duck`).
+    public var ducked = false
 
     public init(state: PlayerState, isPlaying: Bool, soundscape: SoundscapeID, volume: Volume,
                 route: String?, wantsPlaying: Bool, signer: SignerStatus? = nil) {
@@ -26,7 +30,20 @@ public struct PlayerStatus: Sendable, Equatable, Codable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case state, isPlaying, soundscape, volume, route, wantsPlaying, signer
+        case state, isPlaying, soundscape, volume, route, wantsPlaying, signer, interruptions, ducked
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        state = try container.decode(PlayerState.self, forKey: .state)
+        isPlaying = try container.decode(Bool.self, forKey: .isPlaying)
+        soundscape = try container.decode(SoundscapeID.self, forKey: .soundscape)
+        volume = try container.decode(Volume.self, forKey: .volume)
+        route = try container.decodeIfPresent(String.self, forKey: .route)
+        wantsPlaying = try container.decode(Bool.self, forKey: .wantsPlaying)
+        signer = try container.decodeIfPresent(SignerStatus.self, forKey: .signer)
+        interruptions = try container.decodeIfPresent([String].self, forKey: .interruptions) ?? []
+        ducked = try container.decodeIfPresent(Bool.self, forKey: .ducked) ?? false
     }
 
     /// Writes `route` as an explicit null: clients test for it, not for a missing key.
@@ -39,5 +56,7 @@ public struct PlayerStatus: Sendable, Equatable, Codable {
         try container.encode(route, forKey: .route)
         try container.encode(wantsPlaying, forKey: .wantsPlaying)
         try container.encode(signer, forKey: .signer)
+        try container.encode(interruptions, forKey: .interruptions)
+        try container.encode(ducked, forKey: .ducked)
     }
 }

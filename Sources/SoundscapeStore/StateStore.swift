@@ -15,6 +15,21 @@ public struct PersistedState: Sendable, Equatable {
     }
 }
 
+/// The preferences row as stored; the daemon validates it into `Preferences`.
+public struct PersistedPreferences: Sendable, Equatable {
+    public var interruptionMode: String
+    public var duckLevel: Int
+    public var autoResume: Bool
+    public var pinnedSink: String?
+
+    public init(interruptionMode: String, duckLevel: Int, autoResume: Bool, pinnedSink: String?) {
+        self.interruptionMode = interruptionMode
+        self.duckLevel = duckLevel
+        self.autoResume = autoResume
+        self.pinnedSink = pinnedSink
+    }
+}
+
 public struct StoreError: Error, Sendable, CustomStringConvertible {
     public let description: String
 }
@@ -85,7 +100,49 @@ public final class StateStore: Sendable {
                 table.column("checked_at", .datetime).notNull()
             }
         }
+        migrator.registerMigration("v2: preferences") { db in
+            try db.create(table: "preferences") { table in
+                table.primaryKey("id", .integer).check { $0 == 1 }
+                table.column("interruption_mode", .text).notNull()
+                table.column("duck_level", .integer).notNull().check { $0 >= 0 && $0 <= 100 }
+                table.column("auto_resume", .boolean).notNull()
+                table.column("pinned_sink", .text)
+                table.column("updated_at", .datetime).notNull()
+            }
+        }
         return migrator
+    }
+
+    /// Saved preferences, or nil when none were ever set.
+    public func loadPreferences() throws(StoreError) -> PersistedPreferences? {
+        do {
+            return try pool.read { db in
+                try Row.fetchOne(db, sql: "SELECT interruption_mode, duck_level, auto_resume, pinned_sink FROM preferences WHERE id = 1")
+                    .map {
+                        PersistedPreferences(interruptionMode: $0["interruption_mode"], duckLevel: $0["duck_level"],
+                                             autoResume: $0["auto_resume"], pinnedSink: $0["pinned_sink"])
+                    }
+            }
+        } catch {
+            throw StoreError(description: "cannot read the saved preferences: \(error)")
+        }
+    }
+
+    public func save(_ preferences: PersistedPreferences) throws(StoreError) {
+        do {
+            try pool.write { db in
+                try db.execute(sql: """
+                    INSERT INTO preferences (id, interruption_mode, duck_level, auto_resume, pinned_sink, updated_at)
+                    VALUES (1, ?, ?, ?, ?, ?)
+                    ON CONFLICT(id) DO UPDATE SET interruption_mode = excluded.interruption_mode,
+                        duck_level = excluded.duck_level, auto_resume = excluded.auto_resume,
+                        pinned_sink = excluded.pinned_sink, updated_at = excluded.updated_at
+                    """, arguments: [preferences.interruptionMode, preferences.duckLevel, preferences.autoResume,
+                                    preferences.pinnedSink, Date()])
+            }
+        } catch {
+            throw StoreError(description: "cannot save the preferences: \(error)")
+        }
     }
 
     /// The saved state, or nil on a first start.

@@ -57,6 +57,8 @@ struct Control {
             return "no soundscape named '\(parameters["soundscape"]?.stringValue ?? "?")' (see `soundscapectl list`)"
         case "\(interface).DecodeFailed":
             return "cannot play '\(parameters["soundscape"]?.stringValue ?? "?")': \(parameters["reason"]?.stringValue ?? "decode error")"
+        case "\(interface).InvalidPreference":
+            return parameters["reason"]?.stringValue ?? "invalid preference"
         case "\(interface).SubscriberTooSlow":
             return "the daemon dropped this event stream because it was read too slowly"
         case "org.varlink.service.InvalidParameter":

@@ -11,6 +11,9 @@ enum Output {
             ("Volume", "\(status.volume.percent)%"),
             ("Route", status.route ?? "—"),
         ]
+        if !status.interruptions.isEmpty {
+            rows.append(("Interrupted", status.interruptions.joined(separator: ", ") + (status.ducked ? " (ducked)" : "")))
+        }
         if let signer = status.signer {
             var text = signer.state.rawValue
             if let pid = signer.pid { text += ", pid \(pid)" }
@@ -58,6 +61,16 @@ enum Output {
         }
         if let message = event.message { line += "  (\(message))" }
         print(line)
+    }
+
+    static func describe(preferences: JSONValue) {
+        let rows: [(String, String)] = [
+            ("interruption-mode", preferences["interruptionMode"]?.stringValue ?? "?"),
+            ("duck-level", preferences["duckLevel"]?.intValue.map { "\($0)%" } ?? "?"),
+            ("auto-resume", preferences["autoResume"]?.boolValue.map { $0 ? "on" : "off" } ?? "?"),
+            ("pinned-sink", preferences["pinnedSink"]?.stringValue ?? "none (follow the default)"),
+        ]
+        for (name, value) in rows { print(name.padding(toLength: 19, withPad: " ", startingAt: 0) + value) }
     }
 
     static func describe(_ report: HealthReport) {

@@ -11,7 +11,7 @@ struct Soundscapectl: AsyncParsableCommand {
             2 the daemon is not reachable.
             """,
         version: "0.1.0",
-        subcommands: [Play.self, Stop.self, VolumeCommand.self, Status.self, List.self, Events.self, Health.self])
+        subcommands: [Play.self, Stop.self, VolumeCommand.self, Status.self, List.self, Events.self, Health.self, SetPreference.self, ShowPreferences.self])
 }
 
 /// Options every subcommand shares.
@@ -163,5 +163,34 @@ struct Health: AsyncParsableCommand {
             }
         }
         if !healthy { throw ExitCode(1) }
+    }
+}
+
+struct SetPreference: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "set",
+        abstract: "Set a preference: interruption-mode pause|duck|ignore, duck-level 0-100, auto-resume on|off, pinned-sink NAME|none.")
+    @OptionGroup var connection: ConnectionOptions
+    @Argument(help: "interruption-mode, duck-level, auto-resume or pinned-sink.") var name: String
+    @Argument(help: "The new value.") var value: String
+
+    func run() async throws {
+        try await Control.session(connection) { control in
+            let raw = try await control.rawCall("SetPreference", ["name": .string(name), "value": .string(value)])
+            Output.describe(preferences: raw["preferences"] ?? .null)
+        }
+    }
+}
+
+struct ShowPreferences: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "preferences", abstract: "Show the preferences.")
+    @OptionGroup var connection: ConnectionOptions
+    @Flag(help: "Print them as one JSON object.") var json = false
+
+    func run() async throws {
+        try await Control.session(connection) { control in
+            let preferences = try await control.rawCall("GetPreferences")["preferences"] ?? .null
+            if json { print(Output.json(preferences)) } else { Output.describe(preferences: preferences) }
+        }
     }
 }

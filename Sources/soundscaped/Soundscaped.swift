@@ -80,6 +80,15 @@ struct Soundscaped: AsyncParsableCommand {
         valueName: "count"))
     var signerCrashLimit: Int?
 
+    @Option(name: .customLong("interruption-roles"), help: ArgumentHelp(
+        "media.role values whose streams interrupt us (comma-separated; default Communication,Phone).", valueName: "roles"))
+    var interruptionRoles: String?
+
+    @Option(name: .customLong("voip-apps"), help: ArgumentHelp(
+        "Applications whose streams interrupt us, by application.process.binary or application.name (comma-separated).",
+        valueName: "names"))
+    var voipApplications: String?
+
     func validate() throws {
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError("unknown log level '\(logLevel)'")
@@ -99,7 +108,14 @@ struct Soundscaped: AsyncParsableCommand {
         }
         var output = OutputConfiguration()
         output.latencyFrames = latencyFrames
-        let signer = try signerConfiguration(environment: environment)
+        let file = try configFile(environment: environment)
+        let signer = try signerConfiguration(file: file)
+        if let roles = interruptionRoles.map(ConfigFile.list) ?? file.interruptionRoles {
+            output.callDetection.roles = roles
+        }
+        if let apps = voipApplications.map(ConfigFile.list) ?? file.voipApplications {
+            output.callDetection.applications = apps
+        }
         let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
             ?? CommandLine.arguments[0]
         let options = DaemonOptions(
@@ -112,8 +128,8 @@ struct Soundscaped: AsyncParsableCommand {
         try await Daemon.run(options: options, environment: environment)
     }
 
-    /// The config file, with command-line flags taking precedence. A bad file refuses to start.
-    private func signerConfiguration(environment: [String: String]) throws -> SignerConfiguration? {
+    /// The config file (empty when the default one does not exist). A bad file refuses to start.
+    private func configFile(environment: [String: String]) throws -> ConfigFile {
         var file = ConfigFile()
         let path: String?
         if let config {
@@ -136,6 +152,11 @@ struct Soundscaped: AsyncParsableCommand {
                 throw ConfigurationError("cannot read the config file \(path)")
             }
         }
+        return file
+    }
+
+    /// The signer host from the config file, with command-line flags taking precedence.
+    private func signerConfiguration(file: ConfigFile) throws -> SignerConfiguration? {
         var command = file.signerCommand
         if let signerCommand {
             do {

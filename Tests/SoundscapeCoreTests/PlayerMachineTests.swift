@@ -50,7 +50,7 @@ struct MachineDriver {
 
 extension [PlayerMachine.Action] {
     var emits: [EventReason] {
-        compactMap { if case .emit(let reason, _) = $0 { reason } else { nil } }
+        compactMap { if case .emit(let reason, _, _) = $0 { reason } else { nil } }
     }
 
     var startsOutput: Bool {
@@ -313,12 +313,16 @@ extension [PlayerMachine.Action] {
         #expect(driver.send(.outputStreaming(true)) == [.emit(.started, message: nil)])
         #expect(driver.status.route == "sink-a")
         #expect(driver.send(.routeChanged("sink-a")) == [])
-        #expect(driver.send(.routeChanged("sink-b")) == [.emit(.routeChanged, message: "sink-a → sink-b")])
+        // Without graph facts the cause cannot be a vanished device: it was a new default.
+        #expect(driver.send(.routeChanged("sink-b")) == [.emit(.routeChanged, message: "sink-a → sink-b", cause: "newDefault")])
         #expect(driver.status.route == "sink-b")
-        // Losing the link is not a route change (nil is not a sink).
+        // Losing the link is not a route change (nil is not a sink)…
         #expect(driver.send(.routeChanged(nil)) == [])
         #expect(driver.status.route == nil)
-        #expect(driver.send(.routeChanged("sink-a")) == [])
+        // …but where we land afterwards is judged against where we were: a move unlinks first.
+        #expect(driver.send(.routeChanged("sink-a")) == [.emit(.routeChanged, message: "sink-b → sink-a", cause: "newDefault")])
+        #expect(driver.send(.routeChanged(nil)) == [])
+        #expect(driver.send(.routeChanged("sink-a")) == [], "relinked to the same sink: no change")
     }
 
     @Test func routeChangeWhileStoppedIsNotAnnounced() {
@@ -455,8 +459,9 @@ extension [PlayerMachine.Action] {
                 id != driver.desired.soundscape || volume != driver.desired.volume } else { false } }) {
                 return "started something other than the desired soundscape/volume"
             }
-            if actions.contains(where: { if case .scheduleTick(let at) = $0 { at != driver.now + D.timeout } else { false } }) {
-                return "tick not scheduled at now + startTimeout"
+            let deadlines = [driver.now + D.timeout, driver.now + driver.machine.configuration.serverPauseGrace]
+            if actions.contains(where: { if case .scheduleTick(let at) = $0 { !deadlines.contains(at) } else { false } }) {
+                return "tick not scheduled at now + startTimeout or now + serverPauseGrace"
             }
             if status.isPlaying != (status.state == .playing) { return "isPlaying disagrees with state" }
             if !status.wantsPlaying, status.state != .stopped { return "not wanting to play but \(status.state)" }
@@ -489,7 +494,7 @@ extension [PlayerMachine.Action] {
             seen.insert(driver.status.state)
             reasons.formUnion(actions.emits)
         }
-        #expect(seen == [.stopped, .playing, .recovering])
+        #expect(seen == [.stopped, .playing, .recovering, .interrupted])
         #expect(reasons.isSuperset(of: [.started, .stopped, .resumed, .resumeFailed, .routeChanged,
                                         .decodeError, .volumeChanged, .soundscapeChanged]))
     }

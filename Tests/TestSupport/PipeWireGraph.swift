@@ -714,7 +714,10 @@ public final class PipeWireGraph: @unchecked Sendable {
     public func startRecording(sink: String, file: URL? = nil, timeout: Duration = .seconds(5)) throws -> Recording {
         let url = file ?? recordingsDirectory.appendingPathComponent("\(uniqueName("recording-\(sink)")).wav")
         let recorder = try spawn(
-            "pw-record", ["--target", sink, "--format", "f32", "--rate", "48000", "--channels", "2", url.path],
+            // stream.capture.sink: without it WirePlumber links a capture stream to the
+            // *default* sink's monitor whatever the target, so only the default could be recorded.
+            "pw-record", ["--target", sink, "-P", "{ stream.capture.sink=true }", "--format", "f32", "--rate", "48000",
+                          "--channels", "2", url.path],
             name: "pw-record-\(sink)")
         var observed = "nothing yet"
         do {

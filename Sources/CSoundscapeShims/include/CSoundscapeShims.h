@@ -22,6 +22,14 @@ int scs_registry_add_listener(struct pw_registry *registry, struct spa_hook *lis
 int scs_metadata_add_listener(struct pw_metadata *metadata, struct spa_hook *listener,
                               const struct pw_metadata_events *events, void *data);
 
+/// `pw_node_add_listener` is a macro over the node proxy's method table.
+int scs_node_add_listener(struct pw_node *node, struct spa_hook *listener,
+                          const struct pw_node_events *events, void *data);
+
+/// `pw_metadata_set_property` is a macro; a NULL `value` deletes the key.
+int scs_metadata_set_property(struct pw_metadata *metadata, uint32_t subject, const char *key,
+                              const char *type, const char *value);
+
 /// `pw_core_sync` is a macro; returns the sequence number echoed by the `done` event.
 int scs_core_sync(struct pw_core *core, uint32_t id, int seq);
 

@@ -10,6 +10,8 @@
 /// signer-liveness-timeout = 30
 /// signer-restart-delay = 1
 /// signer-crash-limit = 5
+/// interruption-roles = Communication, Phone
+/// voip-apps = linphone, zoom
 /// ```
 ///
 /// Values are taken literally after trimming (the command is split into words
@@ -30,13 +32,23 @@ public struct ConfigFile: Sendable, Equatable {
     public var signerLivenessTimeout: Duration?
     public var signerRestartDelay: Duration?
     public var signerCrashLimit: Int?
+    /// `media.role` values that count as a call (comma-separated).
+    public var interruptionRoles: Set<String>?
+    /// Application names that count as VoIP apps (comma-separated).
+    public var voipApplications: Set<String>?
 
     public init() {}
 
     public static let keys = [
         "signer-command", "signer-directory", "signer-env", "signer-keep-running",
         "signer-stop-timeout", "signer-liveness-timeout", "signer-restart-delay", "signer-crash-limit",
+        "interruption-roles", "voip-apps",
     ]
+
+    /// `a, b ,c` → {a, b, c}; empty items are dropped.
+    public static func list(_ text: String) -> Set<String> {
+        Set(text.split(separator: ",").map { String($0.trimmingSpaces()) }.filter { !$0.isEmpty })
+    }
 
     public init(parsing text: String) throws(ParseError) {
         var seen = Set<String>()
@@ -92,6 +104,10 @@ public struct ConfigFile: Sendable, Equatable {
                 signerLivenessTimeout = try Self.seconds(value, key: key, line: number)
             case "signer-restart-delay":
                 signerRestartDelay = try Self.seconds(value, key: key, line: number)
+            case "interruption-roles":
+                interruptionRoles = Self.list(value)
+            case "voip-apps":
+                voipApplications = Self.list(value)
             case "signer-crash-limit":
                 guard let limit = Int(value), (1...1000).contains(limit) else {
                     throw fail("signer-crash-limit expects a whole number from 1 to 1000, got '\(value)'")

@@ -48,6 +48,21 @@ struct PlayerInterface: VarlinkInterface {
                 soundscapes: entries.map { SoundscapeInfo(entry: $0, isDefault: $0.id == defaultID) },
                 default: defaultID.rawValue))
 
+        case "GetPreferences":
+            try call.parameters.rejectUnknown(allowed: [])
+            try await call.reply(PreferencesReply(preferences: await player.preferences()))
+
+        case "SetPreference":
+            try call.parameters.rejectUnknown(allowed: ["name", "value"])
+            let name = try call.parameters.string("name")
+            let value = try call.parameters.string("value")
+            do {
+                try await call.reply(PreferencesReply(preferences: await player.setPreference(name, to: value)))
+            } catch let error as Preferences.ValueError {
+                throw VarlinkError(name: "\(PlayerInterfaceDefinition.name).InvalidPreference",
+                                   parameters: ["name": .string(name), "reason": .string(error.description)])
+            }
+
         case "GetHealth":
             try call.parameters.rejectUnknown(allowed: [])
             try await call.reply(await PlayerHealth.report(player: player))
@@ -74,6 +89,10 @@ struct PlayerInterface: VarlinkInterface {
             throw PlayerErrors.subscriberTooSlow(limit: subscriberQueueLimit)
         }
     }
+}
+
+struct PreferencesReply: Encodable, Sendable {
+    let preferences: Preferences
 }
 
 struct StatusReply: Encodable, Sendable {

@@ -26,7 +26,20 @@ enum PlayerInterfaceDefinition {
           # What the user asked for; survives interruptions and restarts.
           wantsPlaying: bool,
           # The signer host, null when none is configured.
-          signer: ?Signer
+          signer: ?Signer,
+          # What interrupts playback now.
+          interruptions: []string,
+          # The volume is lowered for a call (interruption mode duck).
+          ducked: bool
+        )
+
+        type Preferences (
+          interruptionMode: \(members(Preferences.InterruptionMode.self)),
+          # Percent of the user's volume while ducked.
+          duckLevel: int,
+          autoResume: bool,
+          # Play to this sink whenever it exists; null follows the default.
+          pinnedSink: ?string
         )
 
         type Signer (
@@ -47,13 +60,18 @@ enum PlayerInterfaceDefinition {
           type: string,
           reason: \(members(EventReason.self)),
           message: ?string,
+          # For interrupted: communicationStream, callRoute, serverPaused.
+          # For routeChanged: newDefault, deviceUnavailable, pinnedDeviceReturned.
+          cause: ?string,
           state: \(members(PlayerState.self)),
           isPlaying: bool,
           soundscape: string,
           volume: int,
           route: ?string,
           wantsPlaying: bool,
-          signer: ?Signer
+          signer: ?Signer,
+          interruptions: []string,
+          ducked: bool
         )
 
         type Soundscape (
@@ -87,6 +105,12 @@ enum PlayerInterfaceDefinition {
         # healthy is true when every check passes.
         method GetHealth() -> (healthy: bool, checks: []HealthCheck)
 
+        method GetPreferences() -> (preferences: Preferences)
+
+        # name: interruption-mode (pause|duck|ignore), duck-level (0-100),
+        # auto-resume (on|off), pinned-sink (a node.name, or none).
+        method SetPreference(name: string, value: string) -> (preferences: Preferences)
+
         method ListSoundscapes() -> (soundscapes: []Soundscape, default: string)
 
         # Call with "more". The first reply is a snapshot (reason "snapshot")
@@ -98,6 +122,8 @@ enum PlayerInterfaceDefinition {
         error DecodeFailed (soundscape: string, reason: string)
 
         # The subscriber fell more than `limit` events behind and was dropped.
+        error InvalidPreference (name: string, reason: string)
+
         error SubscriberTooSlow (limit: int)
         """
 }

@@ -75,13 +75,14 @@ public final class EventHub: Sendable {
 
     /// Assigns the next `seq`, records `status` as current and delivers the event.
     @discardableResult
-    public func publish(type: EventType, reason: EventReason, message: String?, status: PlayerStatus) -> PublishedEvent {
+    public func publish(type: EventType, reason: EventReason, message: String?, cause: String? = nil,
+                        status: PlayerStatus) -> PublishedEvent {
         let (published, overflowed) = state.withLock { state in
             state.seq += 1
             state.latest = status
             state.lastReason = reason
             let event = PlayerEvent(seq: state.seq, time: clock(), type: type, reason: reason,
-                                    message: message, status: status)
+                                    message: message, cause: cause, status: status)
             let published = PublishedEvent(event: event, json: encode(event))
             var overflowed: [Subscription] = []
             for (id, subscriber) in state.subscribers {

@@ -95,7 +95,18 @@ public actor Player {
         } catch {
             notices.append("\(error); starting with defaults")
         }
-        machine = PlayerMachine(desired: desired, configuration: configuration)
+        var preferences = Preferences.default
+        do {
+            if let saved = try store?.loadPreferences() {
+                preferences.interruptionMode = Preferences.InterruptionMode(rawValue: saved.interruptionMode) ?? .pause
+                preferences.duckLevel = min(max(saved.duckLevel, 0), 100)
+                preferences.autoResume = saved.autoResume
+                preferences.pinnedSink = saved.pinnedSink
+            }
+        } catch {
+            notices.append("\(error); using default preferences")
+        }
+        machine = PlayerMachine(desired: desired, preferences: preferences, configuration: configuration)
         for notice in notices + (store?.notices ?? []) { logger.warning("\(notice)") }
         startupNotices = notices
         var initial = machine.status(now: .now)
@@ -134,6 +145,18 @@ public actor Player {
     public func setVolume(_ volume: Volume) -> PlayerStatus {
         apply(.setVolume(volume))
         return status()
+    }
+
+    public func preferences() -> Preferences {
+        machine.preferences
+    }
+
+    /// `soundscapectl set NAME VALUE`; a bad name or value is refused, nothing changes.
+    public func setPreference(_ name: String, to value: String) throws(Preferences.ValueError) -> Preferences {
+        var preferences = machine.preferences
+        try preferences.set(name, to: value)
+        apply(.setPreferences(preferences))
+        return machine.preferences
     }
 
     public func status() -> PlayerStatus {
@@ -245,6 +268,7 @@ public actor Player {
         case .streaming(let streaming): apply(.outputStreaming(streaming))
         case .stopped: apply(.outputStopped)
         case .route(let route): apply(.routeChanged(route))
+        case .graph(let facts): apply(.graphChanged(facts))
         case .stalled: apply(.outputStalled)
         case .flowing: apply(.outputFlowing)
         case .decodeFailed(let error):
@@ -286,8 +310,12 @@ public actor Player {
             output.stop()
         case .persist(let desired):
             persist(desired)
-        case .emit(let reason, let message):
-            hub.publish(type: .player, reason: reason, message: message, status: status())
+        case .emit(let reason, let message, let cause):
+            hub.publish(type: .player, reason: reason, message: message, cause: cause, status: status())
+        case .persistPreferences(let preferences):
+            persist(preferences)
+        case .setTarget(let sink):
+            output.setTarget(sink)
         case .scheduleTick(let deadline):
             scheduleTick(at: deadline)
         case .revive(let step):
@@ -340,6 +368,18 @@ public actor Player {
         let keep = Set([machine.desired.soundscape, entry.id])
         loaded = loaded.filter { keep.contains($0.key) }
         return data
+    }
+
+    private func persist(_ preferences: Preferences) {
+        guard let store else { return }
+        do {
+            try store.save(PersistedPreferences(
+                interruptionMode: preferences.interruptionMode.rawValue, duckLevel: preferences.duckLevel,
+                autoResume: preferences.autoResume, pinnedSink: preferences.pinnedSink))
+        } catch {
+            logger.error("\(error)")
+            storeWritable = false
+        }
     }
 
     private func persist(_ desired: DesiredState) {

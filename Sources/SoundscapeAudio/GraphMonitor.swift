@@ -1,0 +1,241 @@
+import CPipeWire
+import CSoundscapeShims
+import SoundscapeCore
+
+/// Registry type names (macros in C).
+enum InterfaceType {
+    static let node = "PipeWire:Interface:Node"
+    static let link = "PipeWire:Interface:Link"
+    static let metadata = "PipeWire:Interface:Metadata"
+}
+
+/// Watches the graph for what the player must react to: sinks (and whether
+/// they are call routes), the default sink, and calls. Registry globals carry
+/// only a few properties, so sinks and streams are bound to read their full
+/// properties and state; the `default` metadata is bound to follow (and set)
+/// routing. Lives on the connection's loop thread.
+final class GraphMonitor {
+    private let registry: OpaquePointer
+    private let detection: CallDetection
+    private let ownNodeName: String
+    private var nodes: [UInt32: NodeWatch] = [:]
+    private var metadata: MetadataWatch?
+    private(set) var defaultSink: String?
+    private var lastFacts: GraphFacts?
+    /// Called on the loop thread whenever the facts change.
+    var onChange: ((GraphFacts) -> Void)?
+
+    init(registry: OpaquePointer, detection: CallDetection, ownNodeName: String) {
+        self.registry = registry
+        self.detection = detection
+        self.ownNodeName = ownNodeName
+    }
+
+    deinit {
+        close()
+    }
+
+    func close() {
+        for watch in nodes.values { watch.close() }
+        nodes.removeAll()
+        metadata?.close()
+        metadata = nil
+    }
+
+    // MARK: Registry globals
+
+    func nodeAdded(id: UInt32, properties: UnsafePointer<spa_dict>?) {
+        guard let mediaClass = lookup(properties, PW_KEY_MEDIA_CLASS),
+              mediaClass == "Audio/Sink" || mediaClass.hasPrefix("Stream/"),
+              lookup(properties, PW_KEY_NODE_NAME) != ownNodeName,
+              nodes[id] == nil
+        else { return }
+        guard let watch = NodeWatch(registry: registry, id: id, monitor: self) else { return }
+        nodes[id] = watch
+    }
+
+    func metadataAdded(id: UInt32, properties: UnsafePointer<spa_dict>?) {
+        guard lookup(properties, PW_KEY_METADATA_NAME) == "default", metadata == nil else { return }
+        metadata = MetadataWatch(registry: registry, id: id, monitor: self)
+    }
+
+    func removed(id: UInt32) {
+        if let watch = nodes.removeValue(forKey: id) {
+            watch.close()
+            publish()
+        }
+        if metadata?.id == id {
+            metadata?.close()
+            metadata = nil
+            defaultSink = nil
+            publish()
+        }
+    }
+
+    // MARK: Routing
+
+    /// Asks the session manager to link node `node` to the sink named `sink`
+    /// (`target.object` in the `default` metadata, which WirePlumber follows).
+    func setTarget(node: UInt32, sink: String?) {
+        metadata?.set(subject: node, key: "target.object", value: sink)
+    }
+
+    // MARK: Facts
+
+    fileprivate func nodeChanged() { publish() }
+
+    fileprivate func defaultSinkChanged(_ name: String?) {
+        defaultSink = name
+        publish()
+    }
+
+    private func publish() {
+        var sinks: [GraphFacts.Sink] = []
+        var calls: [String] = []
+        for watch in nodes.values.sorted(by: { $0.id < $1.id }) {
+            let properties = watch.properties
+            if properties[PW_KEY_MEDIA_CLASS] == "Audio/Sink", let name = properties[PW_KEY_NODE_NAME] {
+                sinks.append(.init(name: name, isCallRoute: CallDetection.isCallRoute(properties: properties)))
+            } else if watch.state == PW_NODE_STATE_RUNNING, detection.isCall(properties: properties) {
+                let who = properties[PW_KEY_APP_NAME] ?? properties[PW_KEY_NODE_NAME] ?? "node \(watch.id)"
+                calls.append(properties[PW_KEY_MEDIA_ROLE].map { "\(who) (\($0))" } ?? who)
+            }
+        }
+        let facts = GraphFacts(sinks: sinks, defaultSink: defaultSink, communicationStreams: calls)
+        guard facts != lastFacts else { return }
+        lastFacts = facts
+        onChange?(facts)
+    }
+}
+
+/// One bound node: its full properties and state, kept current by `info` events.
+private final class NodeWatch {
+    let id: UInt32
+    private let proxy: OpaquePointer
+    private let hook: UnsafeMutablePointer<spa_hook>
+    private unowned let monitor: GraphMonitor
+    private(set) var properties: [String: String] = [:]
+    private(set) var state: pw_node_state = PW_NODE_STATE_CREATING
+
+    init?(registry: OpaquePointer, id: UInt32, monitor: GraphMonitor) {
+        guard let bound = pw_registry_bind(registry, id, InterfaceType.node, UInt32(PW_VERSION_NODE), 0) else {
+            return nil
+        }
+        self.id = id
+        self.monitor = monitor
+        proxy = OpaquePointer(bound)
+        hook = .allocate(capacity: 1)
+        hook.initialize(to: spa_hook())
+        _ = scs_node_add_listener(proxy, hook, Self.events, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    func close() {
+        spa_hook_remove(hook)
+        pw_proxy_destroy(proxy)
+        hook.deinitialize(count: 1)
+        hook.deallocate()
+    }
+
+    private func update(_ info: UnsafePointer<pw_node_info>) {
+        let mask = info.pointee.change_mask
+        if mask & UInt64(PW_NODE_CHANGE_MASK_PROPS) != 0 {
+            properties = SoundscapeAudio.properties(of: info.pointee.props.map { UnsafePointer($0) })
+        }
+        if mask & UInt64(PW_NODE_CHANGE_MASK_STATE) != 0 {
+            state = info.pointee.state
+        }
+        monitor.nodeChanged()
+    }
+
+    // `nonisolated(unsafe)`: written once at first use, read-only afterwards.
+    nonisolated(unsafe) private static let events: UnsafeMutablePointer<pw_node_events> = {
+        let events = UnsafeMutablePointer<pw_node_events>.allocate(capacity: 1)
+        events.initialize(to: pw_node_events())
+        events.pointee.version = UInt32(PW_VERSION_NODE_EVENTS)
+        events.pointee.info = { data, info in
+            guard let info else { return }
+            Unmanaged<NodeWatch>.fromOpaque(data!).takeUnretainedValue().update(info)
+        }
+        return events
+    }()
+}
+
+/// The bound `default` metadata: the default sink, and where we ask to be linked.
+private final class MetadataWatch {
+    let id: UInt32
+    private let proxy: OpaquePointer
+    private let hook: UnsafeMutablePointer<spa_hook>
+    private unowned let monitor: GraphMonitor
+
+    init?(registry: OpaquePointer, id: UInt32, monitor: GraphMonitor) {
+        guard let bound = pw_registry_bind(registry, id, InterfaceType.metadata, UInt32(PW_VERSION_METADATA), 0) else {
+            return nil
+        }
+        self.id = id
+        self.monitor = monitor
+        proxy = OpaquePointer(bound)
+        hook = .allocate(capacity: 1)
+        hook.initialize(to: spa_hook())
+        _ = scs_metadata_add_listener(proxy, hook, Self.events, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    func close() {
+        spa_hook_remove(hook)
+        pw_proxy_destroy(proxy)
+        hook.deinitialize(count: 1)
+        hook.deallocate()
+    }
+
+    func set(subject: UInt32, key: String, value: String?) {
+        _ = scs_metadata_set_property(proxy, subject, key, value == nil ? nil : "Spa:String", value)
+    }
+
+    /// `default.audio.sink` holds `{"name": "…"}`.
+    private func property(subject: UInt32, key: String?, value: String?) {
+        guard subject == PW_ID_CORE else { return }
+        if key == nil {
+            monitor.defaultSinkChanged(nil)  // everything was cleared
+        } else if key == "default.audio.sink" {
+            monitor.defaultSinkChanged(value.flatMap(Self.name(inJSON:)))
+        }
+    }
+
+    /// The `name` string of a tiny JSON object; enough for this one key's format.
+    static func name(inJSON text: String) -> String? {
+        let characters = Array(text)
+        let key = Array("\"name\"")
+        guard characters.count >= key.count,
+              let start = (0...(characters.count - key.count)).first(where: { Array(characters[$0..<($0 + key.count)]) == key })
+        else { return nil }
+        let rest = characters[(start + key.count)...].drop { $0 == " " || $0 == ":" || $0 == "\t" }
+        guard rest.first == "\"" else { return nil }
+        var name = ""
+        var escaped = false
+        for character in rest.dropFirst() {
+            if escaped {
+                name.append(character)
+                escaped = false
+            } else if character == "\\" {
+                escaped = true
+            } else if character == "\"" {
+                return name
+            } else {
+                name.append(character)
+            }
+        }
+        return nil
+    }
+
+    // `nonisolated(unsafe)`: written once at first use, read-only afterwards.
+    nonisolated(unsafe) private static let events: UnsafeMutablePointer<pw_metadata_events> = {
+        let events = UnsafeMutablePointer<pw_metadata_events>.allocate(capacity: 1)
+        events.initialize(to: pw_metadata_events())
+        events.pointee.version = UInt32(PW_VERSION_METADATA_EVENTS)
+        events.pointee.property = { data, subject, key, _, value in
+            Unmanaged<MetadataWatch>.fromOpaque(data!).takeUnretainedValue()
+                .property(subject: subject, key: key.map { String(cString: $0) }, value: value.map { String(cString: $0) })
+            return 0
+        }
+        return events
+    }()
+}
