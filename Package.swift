@@ -93,6 +93,8 @@ let package = Package(
             ]
         ),
 
+        .executableTarget(name: "soundscape-bench", dependencies: ["TestSupport", "Varlink", .product(name: "NIOPosix", package: "swift-nio")], path: "Benchmarks/SoundscapeBench"),
+
         // MARK: Tests
         .testTarget(name: "SoundscapeCoreTests", dependencies: ["SoundscapeCore"]),
         .testTarget(name: "VarlinkTests", dependencies: [
@@ -103,6 +105,7 @@ let package = Package(
         .testTarget(name: "SoundscapeStoreTests", dependencies: ["SoundscapeStore"]),
         .testTarget(name: "SoundscapeAudioTests", dependencies: ["SoundscapeAudio", "SoundscapeLibrary"]),
         .testTarget(name: "SoundscapeLibraryTests", dependencies: ["SoundscapeLibrary", "SoundscapeCore"]),
+        .testTarget(name: "SystemdTests", dependencies: ["SoundscapeDaemon"]),
         .testTarget(name: "SoundscapeDaemonTests", dependencies: ["SoundscapeDaemon", "SoundscapeCore"]),
         .target(name: "TestSupport", dependencies: ["SoundscapeCore"], path: "Tests/TestSupport"),
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "SoundscapeCore", "Varlink"]),

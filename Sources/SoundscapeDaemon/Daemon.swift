@@ -43,6 +43,22 @@ public enum Daemon {
             DaemonLogHandler(label: label, level: options.logLevel, journal: journal)
         }
         let logger = Logger(label: "soundscaped")
+        // Socket activation first, and its variables out of the environment before any
+        // thread or child could see them: they are ours alone.
+        let activation = SocketActivation.listeners(environment: environment, pid: getpid())
+        SocketActivation.unsetEnvironment()
+        let listener: VarlinkServer.Listener
+        switch activation {
+        case .success(let sockets?):
+            listener = .boundFileDescriptor(sockets.control)
+            logger.info("using the control socket passed by systemd")
+        case .success(nil):
+            listener = .unixPath(options.socketPath)
+        case .failure(let error):
+            // Binding the path ourselves would fight systemd's socket; refuse instead.
+            logger.critical("socket activation failed: \(error)")
+            throw error
+        }
         raiseFileLimit(logger: logger)
 
         let store: StateStore?
@@ -68,19 +84,34 @@ public enum Daemon {
 
         let controlLogger = Logger(label: "soundscaped.control")
         let server = VarlinkServer(
-            listener: .unixPath(options.socketPath),
+            listener: listener,
             interfaces: [PlayerInterface(player: player, hub: hub, subscriberQueueLimit: options.subscriberQueueLimit)],
             info: .init(vendor: "soundscaped", product: "soundscaped", version: version,
                         url: "https://github.com/soundscaped/soundscaped"),
             eventLoopGroup: eventLoopGroup,
             logger: { controlLogger.warning("\($0)") })
+        let systemd = SystemdNotifierService(environment: environment, logger: Logger(label: "soundscaped.systemd")) {
+            [player] in
+            // Only our own loops: PipeWire being away is reported in STATUS, never by withholding
+            // pings, since a restart cannot bring it back.
+            await PlayerHealth.firstAnswer(within: .seconds(2)) { await player.ping() } ?? false
+        }
         let socketPath = options.socketPath
         let control = ControlService(server: server) {
             controlLogger.info("listening", metadata: ["socket": "\(socketPath)"])
+            systemd.markReady(status: hub.latest.status.map { SystemdStatusLine.text(for: $0) } ?? "Listening")
         }
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+            .init(service: PlayerService(player: player)), .init(service: control),
+        ]
+        if SystemdNotifier(environment: environment, logger: logger).isEnabled {
+            services.append(.init(service: StatusLineService(hub: hub, systemd: systemd)))
+        }
+        // Last: the group stops services in reverse order, so STOPPING=1 goes out first.
+        services.append(.init(service: systemd))
 
         let group = ServiceGroup(configuration: .init(
-            services: [.init(service: PlayerService(player: player)), .init(service: control)],
+            services: services,
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger))
         do {
