@@ -1,0 +1,97 @@
+import Foundation
+import TestSupport
+
+struct Options: Codable, Sendable {
+    var seconds: Double = 20
+    var warmup: Double = 1
+    var pause: Double = 0.8
+    var file: String = ProductLocator.soundscapesDirectory.appendingPathComponent("ocean-waves.opus").path
+    var daemon: String?
+    var json: String?
+    var players: [String] = ["pw-play", "mpv", "gst-launch", "soundscaped"]
+    var calls = 10_000
+    var subscribers: [Int] = [100, 1000]
+    var events = 50
+    var spacingMs: Double = 20
+    var playTrials = 5
+    var switchTrials = 4
+    var idleSeconds: Double = 10
+    var clientThreads = 1
+    var silenceThresholdDB: Float = -60
+    var daemonDetails = true
+
+    static let usage = """
+        usage: soundscape-bench [options]
+
+        Plays the same file with soundscaped, pw-play, mpv and gst-launch-1.0, one after
+        another on one private PipeWire graph (null sink), and measures each from /proc;
+        then measures soundscaped alone (control latency, event fan-out, Play to first
+        audio, switching, idle). Prints the environment and tables; --json writes raw numbers.
+
+          --seconds N          measured window per player (default 20)
+          --warmup N           excluded warm-up before each window (default 1)
+          --file PATH          Opus file all players play (default soundscapes/ocean-waves.opus)
+          --daemon PATH        soundscaped to measure (default: next to this executable)
+          --json FILE          also write the raw numbers as JSON
+          --players LIST       comma-separated subset of pw-play,mpv,gst-launch,soundscaped
+          --calls N            GetStatus and SetVolume round trips each (default 10000)
+          --subscribers LIST   fan-out subscriber counts (default 100,1000)
+          --events N           SetVolume events per fan-out run (default 50)
+          --spacing-ms N       time between those calls (default 20)
+          --play-trials N      Play → first audio repetitions (default 5)
+          --switch-trials N    soundscape switches (default 4)
+          --idle-seconds N     stopped-daemon window (default 10)
+          --client-threads N   event-loop threads of the bench's varlink clients (default 1)
+          --no-daemon-details  only the players table
+        """
+
+    static func parse(_ arguments: [String]) throws -> Options {
+        var o = Options()
+        var i = 0
+        func value() throws -> String {
+            i += 1
+            guard i < arguments.count else { throw HarnessError("\(arguments[i - 1]) needs a value\n\n\(usage)") }
+            return arguments[i]
+        }
+        func number(_ text: String) throws -> Double {
+            guard let v = Double(text), v.isFinite, v >= 0 else { throw HarnessError("not a number: \(text)") }
+            return v
+        }
+        func integer(_ text: String) throws -> Int {
+            guard let v = Int(text), v >= 0 else { throw HarnessError("not a count: \(text)") }
+            return v
+        }
+        while i < arguments.count {
+            let arg = arguments[i]
+            switch arg {
+            case "-h", "--help":
+                print(usage)
+                exit(0)
+            case "--seconds": o.seconds = try number(try value())
+            case "--warmup": o.warmup = try number(try value())
+            case "--file": o.file = URL(fileURLWithPath: try value()).standardizedFileURL.path
+            case "--daemon": o.daemon = URL(fileURLWithPath: try value()).standardizedFileURL.path
+            case "--json": o.json = try value()
+            case "--players":
+                o.players = try value().split(separator: ",").map { String($0) }
+                let known: Set = ["pw-play", "mpv", "gst-launch", "soundscaped"]
+                if let bad = o.players.first(where: { !known.contains($0) }) {
+                    throw HarnessError("unknown player '\(bad)' (known: \(known.sorted().joined(separator: ", ")))")
+                }
+            case "--calls": o.calls = try integer(try value())
+            case "--subscribers": o.subscribers = try value().split(separator: ",").map { try integer(String($0)) }
+            case "--events": o.events = max(1, try integer(try value()))
+            case "--spacing-ms": o.spacingMs = try number(try value())
+            case "--play-trials": o.playTrials = try integer(try value())
+            case "--switch-trials": o.switchTrials = try integer(try value())
+            case "--idle-seconds": o.idleSeconds = try number(try value())
+            case "--client-threads": o.clientThreads = max(1, try integer(try value()))
+            case "--no-daemon-details": o.daemonDetails = false
+            default: throw HarnessError("unknown option '\(arg)'\n\n\(usage)")
+            }
+            i += 1
+        }
+        guard o.seconds > 0 else { throw HarnessError("--seconds must be > 0") }
+        return o
+    }
+}

@@ -1,0 +1,252 @@
+import Foundation
+import TestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Order statistics of a sample (nearest-rank percentiles).
+struct Summary: Codable, Sendable {
+    var count: Int
+    var min: Double
+    var p50: Double
+    var p99: Double
+    var max: Double
+    var mean: Double
+
+    init(_ values: [Double]) {
+        let sorted = values.sorted()
+        count = sorted.count
+        func rank(_ p: Double) -> Double {
+            guard !sorted.isEmpty else { return .nan }
+            let index = Swift.max(0, Swift.min(sorted.count - 1, Int((p * Double(sorted.count)).rounded(.up)) - 1))
+            return sorted[index]
+        }
+        min = sorted.first ?? .nan
+        max = sorted.last ?? .nan
+        p50 = rank(0.5)
+        p99 = rank(0.99)
+        mean = sorted.isEmpty ? .nan : sorted.reduce(0, +) / Double(sorted.count)
+    }
+}
+
+struct EnvironmentSummary: Codable, Sendable {
+    var cpuModel: String
+    var cpus: Int
+    var kernel: String
+    var os: String
+    var pipewire: String
+    var settings: [String: String]
+    var mpv: String?
+    var gstreamer: String?
+    var file: String
+    var fileSeconds: Double?
+
+    static func collect(graph: PipeWireGraph, file: String, fileSeconds: Double?) -> EnvironmentSummary {
+        let cpuinfo = ProcFS.read("/proc/cpuinfo") ?? ""
+        let model = cpuinfo.split(separator: "\n").first { $0.hasPrefix("model name") }
+            .flatMap { $0.split(separator: ":", maxSplits: 1).last }
+            .map { $0.trimmingCharacters(in: .whitespaces) } ?? "unknown"
+        var name = utsname()
+        uname(&name)
+        let kernel = withUnsafeBytes(of: &name.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        let osRelease = ProcFS.read("/etc/os-release") ?? ""
+        let os = osRelease.split(separator: "\n").first { $0.hasPrefix("PRETTY_NAME=") }
+            .map { $0.dropFirst("PRETTY_NAME=".count).trimmingCharacters(in: CharacterSet(charactersIn: "\"")) } ?? "unknown"
+        let pipewire = (try? graph.run(["pipewire", "--version"]))?.stdout
+            .split(separator: "\n").first { $0.hasPrefix("Linked with") }.map(String.init) ?? "unknown"
+        var settings: [String: String] = [:]
+        if let out = try? graph.run(["pw-metadata", "-n", "settings"]).stdout {
+            // update: id:0 key:'clock.quantum' value:'1024' type:''
+            for line in out.split(separator: "\n") {
+                guard let k = line.range(of: "key:'"), let kEnd = line[k.upperBound...].firstIndex(of: "'"),
+                      let v = line.range(of: "value:'"), let vEnd = line[v.upperBound...].firstIndex(of: "'")
+                else { continue }
+                settings[String(line[k.upperBound..<kEnd])] = String(line[v.upperBound..<vEnd])
+            }
+        }
+        func firstLine(_ args: [String]) -> String? {
+            guard ExternalTools.path(of: args[0]) != nil, let r = try? graph.run(args), r.succeeded else { return nil }
+            return r.stdout.split(separator: "\n").first.map(String.init)
+        }
+        return EnvironmentSummary(
+            cpuModel: model, cpus: Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))), kernel: kernel, os: os,
+            pipewire: pipewire, settings: settings,
+            mpv: firstLine(["mpv", "--version"]).map { $0.split(separator: " ").prefix(2).joined(separator: " ") }, gstreamer: firstLine(["gst-launch-1.0", "--version"]),
+            file: file, fileSeconds: fileSeconds)
+    }
+}
+
+struct BenchReport: Codable, Sendable {
+    var commandLine: [String]
+    var date: String
+    var environment: EnvironmentSummary?
+    var options: Options
+    var players: [PlayerRow] = []
+    var controlLatency: [ControlLatencyResult] = []
+    var fanOut: [FanOutResult] = []
+    var fanOutErrors: [String] = []
+    var playToFirstAudio: [FirstAudioTrial] = []
+    var switches: [SwitchTrial] = []
+    var idle: IdleResult?
+    var errors: [String] = []
+}
+
+/// Plain-text and Markdown rendering of the report.
+enum Render {
+    static func f(_ value: Double?, _ digits: Int = 2) -> String {
+        guard let value, value.isFinite else { return "–" }
+        return String(format: "%.\(digits)f", value)
+    }
+
+    static func ratio(_ value: Double?, _ base: Double?) -> String {
+        guard let value, let base, base > 0, value.isFinite else { return "–" }
+        return String(format: "%.2f×", value / base)
+    }
+
+    static func table(_ header: [String], _ rows: [[String]]) -> String {
+        var widths = header.map(\.count)
+        for row in rows { for (i, cell) in row.enumerated() { widths[i] = max(widths[i], cell.count) } }
+        func line(_ cells: [String]) -> String {
+            "| " + cells.enumerated().map { i, c in c.padding(toLength: widths[i], withPad: " ", startingAt: 0) }
+                .joined(separator: " | ") + " |"
+        }
+        let rule = "|" + widths.map { String(repeating: "-", count: $0 + 2) }.joined(separator: "|") + "|"
+        return ([line(header), rule] + rows.map(line)).joined(separator: "\n")
+    }
+
+    static func environment(_ report: BenchReport) -> String {
+        var out = "soundscape-bench — \(report.date)\n"
+        out += "command: \(report.commandLine.joined(separator: " "))\n"
+        guard let e = report.environment else { return out }
+        out += "CPU: \(e.cpuModel) × \(e.cpus)\n"
+        out += "kernel: \(e.kernel); OS: \(e.os)\n"
+        out += "PipeWire: \(e.pipewire) (private graph: dbus-daemon + pipewire + wireplumber, one null sink)\n"
+        let keys = ["clock.rate", "clock.quantum", "clock.min-quantum", "clock.max-quantum", "clock.force-quantum", "clock.force-rate"]
+        out += "settings: " + keys.map { "\($0)=\(e.settings[$0] ?? "?")" }.joined(separator: ", ") + "\n"
+        out += "players: \(e.mpv ?? "mpv not installed"); "
+            + "GStreamer \(e.gstreamer ?? "not installed")\n"
+        out += "file: \(e.file) (\(f(e.fileSeconds, 1)) s); window \(f(report.options.seconds, 0)) s after a \(f(report.options.warmup, 0)) s warm-up\n"
+        return out
+    }
+
+    static func players(_ rows: [PlayerRow]) -> String {
+        let base = rows.first { $0.name == "pw-play" && $0.status == "ok" }
+        let header = ["player", "CPU s", "×pw-play", "wakeups/s", "×pw-play", "peak RSS MB", "threads",
+                      "pipewire CPU s", "×pw-play", "level dBFS", "quantum"]
+        let cells = rows.map { row -> [String] in
+            guard row.status == "ok", let p = row.process, let pw = row.pipewire else {
+                return [row.name, row.status] + Array(repeating: "–", count: header.count - 2)
+            }
+            var level = f(row.levelDBFS, 1)
+            if row.silent == true { level += " SILENT" }
+            return [
+                row.name, f(p.cpuSeconds), ratio(p.cpuSeconds, base?.process?.cpuSeconds),
+                f(p.voluntarySwitchesPerSecond, 1), ratio(p.voluntarySwitchesPerSecond, base?.process?.voluntarySwitchesPerSecond),
+                f(p.peakRSSMB, 1), "\(p.maxThreads)",
+                f(pw.cpuSeconds), ratio(pw.cpuSeconds, base?.pipewire?.cpuSeconds),
+                level, row.quantumFrames.map(String.init) ?? "–",
+            ]
+        }
+        return table(header, cells)
+    }
+
+    static func full(_ report: BenchReport) -> String {
+        var out = environment(report) + "\n"
+        out += "## Players, same file, one after another (\(f(report.options.seconds, 0)) s window each)\n\n"
+        out += players(report.players) + "\n\n"
+        out += "CPU s = utime+stime (/proc/PID/stat, 10 ms ticks); wakeups/s = voluntary context switches summed over all threads;\n"
+        out += "peak RSS = VmHWM; threads = most seen; pipewire CPU s = the graph's server over the same window;\n"
+        out += "level = RMS of 1 s recorded from the sink right after the window; quantum = frames per graph cycle seen by that recorder.\n"
+        let base = report.players.first { $0.name == "pw-play" && $0.status == "ok" }
+        let precise = report.players.compactMap { row -> [String]? in
+            guard row.status == "ok", let p = row.process, let pw = row.pipewire else { return nil }
+            return [row.name, f(p.scheduledCPUSeconds, 3), ratio(p.scheduledCPUSeconds, base?.process?.scheduledCPUSeconds),
+                    f(pw.scheduledCPUSeconds, 3), ratio(pw.scheduledCPUSeconds, base?.pipewire?.scheduledCPUSeconds),
+                    f(pw.voluntarySwitchesPerSecond, 1), f(p.involuntarySwitchesPerSecond, 1), f(p.maxSampledRSSMB, 1),
+                    row.requestedLatency ?? "–"]
+        }
+        if !precise.isEmpty {
+            out += "\nSame windows, CPU as schedstat run time (ns resolution, summed over threads):\n\n"
+            out += table(["player", "CPU s", "×pw-play", "pipewire CPU s", "×pw-play", "pipewire wakeups/s",
+                          "involuntary/s", "max VmRSS MB", "node.latency"], precise) + "\n\n"
+        }
+        out += "Busiest threads by voluntary switches/s (comm names; threads PipeWire starts inherit their creator's):\n"
+        for row in report.players {
+            if let threads = row.process?.threads.prefix(4), row.status == "ok" {
+                out += "  \(row.name): " + threads.map {
+                    String(format: "%@ %.1f/s", $0.name, $0.voluntaryPerSecond)
+                }.joined(separator: ", ") + "\n"
+            }
+        }
+        let notes = report.players.flatMap { row in row.notes.map { "  \(row.name): \($0)" } }
+        if !notes.isEmpty { out += "notes:\n" + notes.joined(separator: "\n") + "\n" }
+
+        let alone = !report.controlLatency.isEmpty || !report.fanOut.isEmpty || !report.fanOutErrors.isEmpty
+            || !report.playToFirstAudio.isEmpty || !report.switches.isEmpty || report.idle != nil
+        if alone { out += "\n## soundscaped alone\n\n" }
+        if !report.controlLatency.isEmpty {
+            out += "Control round trips (one client, sequential, while playing), µs:\n\n"
+            out += table(["call", "calls", "p50 µs", "p99 µs", "max µs", "calls/s"], report.controlLatency.map {
+                [$0.method, "\($0.calls)", f($0.latencyMicroseconds.p50, 0), f($0.latencyMicroseconds.p99, 0),
+                 f($0.latencyMicroseconds.max, 0), f($0.callsPerSecond, 0)]
+            }) + "\n\n"
+        }
+        if !report.fanOut.isEmpty {
+            out += "Event fan-out (SetVolume → each subscriber's receipt of that seq), ms:\n\n"
+            out += table(["subscribers", "events", "pairs", "p50 ms", "p99 ms", "max ms", "missing", "gaps",
+                          "daemon CPU s", "bench CPU ms/event"],
+                         report.fanOut.map {
+                [ "\($0.subscribers)", "\($0.events)", "\($0.pairs)", f($0.latencyMs.p50), f($0.latencyMs.p99),
+                  f($0.latencyMs.max), "\($0.missingPairs)", "\($0.subscribersWithGaps)", f($0.daemonCPUSeconds),
+                  f($0.benchCPUSeconds / Double($0.events) * 1000)]
+            }) + "\n"
+            out += "  (bench CPU ms/event: the bench's own CPU per event with \(report.options.clientThreads) client event-loop thread(s); "
+                + "it bounds how much of the spread is the client reading 1 socket after another)\n"
+            for r in report.fanOut {
+                out += "  \(r.subscribers) subscribers: connected and subscribed in \(f(r.connectSeconds)) s; "
+                    + "every seq validated as the matching volumeChanged: \(r.eventsValidated ? "yes" : "NO")"
+                    + (r.notes.isEmpty ? "" : "; " + r.notes.joined(separator: "; ")) + "\n"
+            }
+            out += "\n"
+        }
+        for e in report.fanOutErrors { out += "  fan-out failed: \(e)\n" }
+        if !report.playToFirstAudio.isEmpty {
+            let trials = report.playToFirstAudio
+            out += "Play (call sent, from stopped) → first audio at the sink, ms (time the recorder received the graph cycle carrying it):\n\n"
+            func arrival(_ a: AudioArrival?) -> String {
+                guard let a else { return "–" }
+                return "\(f(a.ms, 1)) (prev. cycle \(f(a.previousWriteMs, 1)), +\(f(a.offsetInCycleMs, 1)) in cycle)"
+            }
+            var rows = trials.enumerated().map { i, t in
+                ["\(i + 1)", f(t.playReplyMs, 1), arrival(t.firstSound), arrival(t.audible),
+                 t.firstSound.map { "\($0.cycleFrames)" } ?? "–"]
+            }
+            rows.append(["median", f(Summary(trials.map(\.playReplyMs)).p50, 1),
+                         f(Summary(trials.compactMap(\.firstSound?.ms)).p50, 1),
+                         f(Summary(trials.compactMap(\.audible?.ms)).p50, 1), ""])
+            out += table(["trial", "Play reply", "first sound (≥ -120 dBFS)", "audible (≥ \(f(Double(report.options.silenceThresholdDB), 0)) dBFS)", "cycle frames"], rows) + "\n"
+            let notes = trials.flatMap(\.notes)
+            if !notes.isEmpty { out += "  notes: " + notes.joined(separator: "; ") + "\n" }
+            out += "\n"
+        }
+        if !report.switches.isEmpty {
+            out += "Switch while playing (Play(other) round trip; soundscapeChanged event at a subscriber), ms:\n"
+            out += "  " + report.switches.map { "\($0.from)→\($0.to) \(f($0.replyMs, 1)) (event \(f($0.eventMs, 1)))" }
+                .joined(separator: ", ") + "\n"
+            out += "  reply median \(f(Summary(report.switches.map(\.replyMs)).p50, 1)) ms; audible change: not measured\n\n"
+        }
+        if let idle = report.idle {
+            out += String(format: "Stopped (state %@), %.0f s after the fade: soundscaped %.2f wakeups/s, CPU %.3f s (schedstat %.4f s), %d threads; pipewire %.2f wakeups/s, CPU %.3f s\n",
+                          idle.state, idle.daemon.seconds, idle.daemon.voluntarySwitchesPerSecond, idle.daemon.cpuSeconds,
+                          idle.daemon.scheduledCPUSeconds, idle.daemon.maxThreads,
+                          idle.pipewire.voluntarySwitchesPerSecond, idle.pipewire.cpuSeconds)
+            let busy = idle.daemon.threads.filter { $0.voluntaryPerSecond > 0 }.prefix(5)
+            if !busy.isEmpty {
+                out += "  waking threads: " + busy.map { String(format: "%@ %.2f/s", $0.name, $0.voluntaryPerSecond) }
+                    .joined(separator: ", ") + "\n"
+            }
+        }
+        if !report.errors.isEmpty { out += "\nerrors:\n" + report.errors.map { "  \($0)" }.joined(separator: "\n") + "\n" }
+        return out
+    }
+}
