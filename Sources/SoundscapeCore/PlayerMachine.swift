@@ -113,6 +113,8 @@ public struct PlayerMachine: Sendable {
     public private(set) var route: String?
     /// The last sink we were linked to (route changes are judged against it).
     private var lastRoute: String?
+    /// When the current route appeared: a stream just re-linked is not "paused by the server" yet.
+    private var routeSince: ContinuousClock.Instant = .now
     /// The state last announced in an event; `state` may lag behind the
     /// output for the short moment a start takes, to avoid announcing a
     /// transient the user never hears.
@@ -157,7 +159,7 @@ public struct PlayerMachine: Sendable {
             if graph.defaultIsCallRoute || graph.sink(named: route)?.isCallRoute == true { causes.insert(.callRoute) }
         }
         if case .active(_, streaming: false, let since) = output, route != nil, sessionHasPlayed,
-           now - since >= configuration.serverPauseGrace {
+           now - max(since, routeSince) >= configuration.serverPauseGrace {
             causes.insert(.serverPaused)
         }
         return causes
@@ -314,6 +316,8 @@ public struct PlayerMachine: Sendable {
         case .routeChanged(let newRoute):
             if newRoute != route {
                 route = newRoute
+                // (A route that appears while the stream waits is judged at the start deadline's tick.)
+                routeSince = now
                 // A move unlinks before it links again, so compare with the last sink we were on,
                 // not with the nil in between.
                 let previous = lastRoute
@@ -336,8 +340,11 @@ public struct PlayerMachine: Sendable {
 
         case .setPreferences(let newPreferences):
             if newPreferences != preferences {
+                let oldLevel = preferences.duckLevel
                 preferences = newPreferences
                 actions.append(.persistPreferences(newPreferences))
+                // A new duck level applies at once to a duck under way.
+                if ducking && oldLevel != newPreferences.duckLevel { actions.append(.setVolume(effectiveVolume)) }
             }
 
         case .decodeFailed(let soundscape, let message, let fallback):
@@ -379,9 +386,13 @@ public struct PlayerMachine: Sendable {
     /// deadline for `serverPaused`: all derived from facts on every input.
     private mutating func reconcileInterruptions(now: ContinuousClock.Instant, announcement: inout Announcement?) -> [Action] {
         var actions: [Action] = []
+        // Without graph facts (no server) nothing is known about calls: keep the last judgement.
+        guard graph != nil || !desired.wantsPlaying else { return [] }
         let causes = desired.wantsPlaying ? interruptions(now: now) : []
         let pausing = pauses(causes)
-        if pausedByInterruption && !pausing && desired.wantsPlaying && !preferences.autoResume {
+        // "Ended" means the call and the call route are gone, not that the mode changed.
+        let interruptionEnded = causes.isDisjoint(with: [.communicationStream, .callRoute])
+        if pausedByInterruption && interruptionEnded && desired.wantsPlaying && !preferences.autoResume {
             desired.wantsPlaying = false
             actions.append(.persist(desired))
             announcement = (.stopped, "the interruption ended; auto-resume is off", nil)
@@ -391,12 +402,17 @@ public struct PlayerMachine: Sendable {
         let shouldDuck = desired.wantsPlaying && ducks(causes)
         if shouldDuck != ducking {
             ducking = shouldDuck
-            actions.append(.setVolume(effectiveVolume))
-            if announcement == nil {
-                announcement = shouldDuck
-                    ? (.interrupted, "ducked to \(preferences.duckLevel)% for a call", InterruptionCause.communicationStream.rawValue)
-                    : (.resumed, "the call ended; volume restored", nil)
+            if shouldDuck {
+                actions.append(.setVolume(effectiveVolume))
+                announcement = announcement ?? (.interrupted, "ducked to \(preferences.duckLevel)% for a call",
+                                                InterruptionCause.communicationStream.rawValue)
+            } else if desired.wantsPlaying && !pausing && interruptionEnded {
+                // The call is over and we keep playing: back to full volume, and say so.
+                actions.append(.setVolume(effectiveVolume))
+                announcement = announcement ?? (.resumed, "the call ended; volume restored", nil)
             }
+            // Otherwise we are about to fade out (stop, or a pausing interruption): the
+            // ducked level stays until then, and the next start uses the full volume.
         }
         return actions
     }
@@ -442,7 +458,7 @@ public struct PlayerMachine: Sendable {
         let previous = publishedState
         publishedState = state
         let reason: EventReason
-        var message = announcement?.message
+        var message: String?
         var cause: String?
         switch state {
         case .stopped:
@@ -457,11 +473,11 @@ public struct PlayerMachine: Sendable {
                 stallAnnounced = true
             } else if noUsableSink {
                 reason = .routeChangeFailed
-                message = message ?? "no sink to play to; waiting for one"
+                message = "no sink to play to; waiting for one"
             } else if output == .unavailable {
                 reason = .serverLost
                 serverLostAnnounced = true
-                message = message ?? disconnectReason.map { "PipeWire is not available: \($0)" }
+                message = disconnectReason.map { "PipeWire is not available: \($0)" }
             } else {
                 reason = .resumeFailed
             }
@@ -469,21 +485,29 @@ public struct PlayerMachine: Sendable {
             reason = .interrupted
             let causes = interruptions(now: now)
             let main = causes.contains(.callRoute) ? InterruptionCause.callRoute
-                : causes.contains(.communicationStream) ? .communicationStream : .serverPaused
+                : causes.contains(.communicationStream) && pauses(causes) ? .communicationStream : .serverPaused
             cause = main.rawValue
-            message = message ?? Self.describe(main, graph: graph)
+            message = describe(main)
+        }
+        // An input's own words go with the event only when they explain it.
+        if let announcement, announcement.reason == reason, announcement.message != nil {
+            message = announcement.message
+            cause = announcement.cause ?? cause
         }
         return [.emit(reason, message: message, cause: cause)]
     }
 
-    private static func describe(_ cause: InterruptionCause, graph: GraphFacts?) -> String {
+    private func describe(_ cause: InterruptionCause) -> String {
         switch cause {
         case .communicationStream:
-            "a call is active: " + (graph?.communicationStreams.joined(separator: ", ") ?? "")
+            return "a call is active: " + (graph?.communicationStreams.joined(separator: ", ") ?? "")
         case .callRoute:
-            "the default output is a call route (\(graph?.defaultSink ?? "?"))"
+            if graph?.defaultIsCallRoute == true {
+                return "the default output is a call route (\(graph?.defaultSink ?? "?"))"
+            }
+            return "our output is a call route (\(route ?? "?"))"
         case .serverPaused:
-            "the server paused our stream"
+            return "the server paused our stream"
         }
     }
 }
