@@ -13,7 +13,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
-        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.0.0"),
     ],
     targets: [
         // MARK: C libraries and shims
@@ -21,6 +20,11 @@ let package = Package(
             name: "CPipeWire",
             pkgConfig: "libpipewire-0.3",
             providers: [.apt(["libpipewire-0.3-dev"])]
+        ),
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
         ),
         .systemLibrary(
             name: "COpusFile",
@@ -50,10 +54,7 @@ let package = Package(
         ),
         .target(
             name: "SoundscapeStore",
-            dependencies: [
-                "SoundscapeCore",
-                .product(name: "GRDB", package: "GRDB.swift"),
-            ]
+            dependencies: ["SoundscapeCore", "CSQLite"]
         ),
         .target(
             name: "Varlink",

@@ -323,7 +323,7 @@ public final class PipeWireOutput: @unchecked Sendable {
             }
             pendingSwitch = nil
             voices.makeTarget(slot)
-            let ring = voices.rings[slot]
+            let ring = voices.ring(slot)
             let renderer = self.renderer
             runBlocking(on: dataLoop) { renderer.applyVoice(slot: slot, ring: ring, gain: data.gain) }
         } catch {

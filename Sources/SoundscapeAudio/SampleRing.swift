@@ -23,8 +23,9 @@ public final class SampleRing: @unchecked Sendable {
         while capacity < max(minimumFrames, 16) { capacity <<= 1 }
         self.capacity = capacity
         self.mask = capacity - 1
+        // Not zero-filled: only written frames are ever read, and untouched pages
+        // cost no resident memory until the decoder fills them.
         storage = .allocate(capacity: capacity * Self.channels)
-        storage.initialize(repeating: 0, count: capacity * Self.channels)
     }
 
     deinit {

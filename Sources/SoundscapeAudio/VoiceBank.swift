@@ -11,13 +11,16 @@ final class VoiceBank {
         var failed = false
     }
 
-    let rings: [SampleRing]
+    /// Allocated on first use: a soundscape that is never switched needs one ring, not two.
+    private var rings: [SampleRing?]
+    private let ringFrames: Int
     private var voices: [Voice?]
     /// The slot the renderer was last told to make audible.
     private(set) var target: Int?
 
     init(ringFrames: Int) {
-        rings = (0..<Renderer.slotCount).map { _ in SampleRing(minimumFrames: ringFrames) }
+        rings = Array(repeating: nil, count: Renderer.slotCount)
+        self.ringFrames = ringFrames
         voices = Array(repeating: nil, count: Renderer.slotCount)
     }
 
@@ -33,9 +36,17 @@ final class VoiceBank {
         }
         let decoder = try OpusLoopDecoder(data: data)
         voices[slot] = Voice(decoder: decoder)
-        rings[slot].reset()
+        ring(slot).reset()
         if let failure = fill(slot: slot) { throw failure }
         return slot
+    }
+
+    /// The ring of `slot`, created the first time it is needed.
+    func ring(_ slot: Int) -> SampleRing {
+        if let ring = rings[slot] { return ring }
+        let ring = SampleRing(minimumFrames: ringFrames)
+        rings[slot] = ring
+        return ring
     }
 
     func makeTarget(_ slot: Int) {
@@ -62,7 +73,7 @@ final class VoiceBank {
     private func fill(slot: Int) -> SoundscapeDecodeError? {
         guard let voice = voices[slot], !voice.failed else { return nil }
         do {
-            try rings[slot].write(maximumFrames: .max) { destination, frames in
+            try ring(slot).write(maximumFrames: .max) { destination, frames in
                 try voice.decoder.read(into: destination, frames: frames)
                 return frames
             }

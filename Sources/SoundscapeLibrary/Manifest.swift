@@ -1,4 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import Glibc
 
 /// `manifest.json` beside the built-in loops:
 /// `{"default": "ocean-waves", "soundscapes": [{"id", "title", "file", "gain"}]}`.

@@ -1,4 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import Glibc
 
 extension SoundscapeCatalog.Locations {
     /// Where soundscapes are looked for by default:

@@ -1,5 +1,10 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import Glibc
 import SoundscapeCore
 import Varlink
 
@@ -45,7 +50,7 @@ struct Control {
     }
 
     static func fail(_ message: String, status: Int32) -> Never {
-        FileHandle.standardError.write(Data("soundscapectl: \(message)\n".utf8))
+        writeStderr("soundscapectl: \(message)\n")
         exit(status)
     }
 

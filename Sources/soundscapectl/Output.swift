@@ -1,4 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import Glibc
 import SoundscapeCore
 import Varlink
 
@@ -22,7 +27,7 @@ enum Output {
             rows.append(("Signer", text))
         }
         for (label, value) in rows {
-            print(label.padding(toLength: 12, withPad: " ", startingAt: 0) + value)
+            print(label.padded(to: 12) + value)
         }
     }
 
@@ -30,11 +35,11 @@ enum Output {
         if status.isPlaying {
             print("Playing \(status.soundscape) at \(status.volume.percent)%" + (status.route.map { " on \($0)" } ?? ""))
         } else {
-            FileHandle.standardError.write(Data("""
+            writeStderr("""
                 soundscapectl: \(status.soundscape) will play as soon as audio output is available \
                 (state: \(status.state.rawValue)); see `soundscapectl events`.
 
-                """.utf8))
+                """)
         }
     }
 
@@ -44,7 +49,7 @@ enum Output {
             let marker = item.id == current.rawValue ? "*" : " "
             var notes = [item.origin]
             if item.isDefault { notes.append("default") }
-            print("\(marker) \(item.id.padding(toLength: width, withPad: " ", startingAt: 0))\(item.title)  (\(notes.joined(separator: ", ")))")
+            print("\(marker) \(item.id.padded(to: width))\(item.title)  (\(notes.joined(separator: ", ")))")
         }
     }
 
@@ -70,7 +75,7 @@ enum Output {
             ("auto-resume", preferences["autoResume"]?.boolValue.map { $0 ? "on" : "off" } ?? "?"),
             ("pinned-sink", preferences["pinnedSink"]?.stringValue ?? "none (follow the default)"),
         ]
-        for (name, value) in rows { print(name.padding(toLength: 19, withPad: " ", startingAt: 0) + value) }
+        for (name, value) in rows { print(name.padded(to: 19) + value) }
     }
 
     static func describe(_ report: HealthReport) {
@@ -98,5 +103,17 @@ enum Output {
 
 /// Events are followed through pipes, where stdout is block-buffered: flush each line.
 func fflushStdout() {
-    fflush(nil)
+    fflush(nil as UnsafeMutablePointer<FILE>?)
+}
+
+func writeStderr(_ text: String) {
+    var text = text
+    text.withUTF8 { _ = write(STDERR_FILENO, $0.baseAddress, $0.count) }
+}
+
+extension String {
+    /// Left-aligned in a column of `width` characters.
+    func padded(to width: Int) -> String {
+        count >= width ? self : self + String(repeating: " ", count: width - count)
+    }
 }

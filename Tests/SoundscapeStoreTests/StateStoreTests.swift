@@ -69,4 +69,42 @@ import Testing
         let store = try StateStore(directory: directory)
         try store.checkWritable()
     }
+
+    @Test func preferencesSurviveReopening() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let saved = PersistedPreferences(interruptionMode: "duck", duckLevel: 25, autoResume: false, pinnedSink: "headset")
+        do {
+            let store = try StateStore(directory: directory)
+            #expect(try store.loadPreferences() == nil)
+            try store.save(PersistedPreferences(interruptionMode: "pause", duckLevel: 30, autoResume: true, pinnedSink: nil))
+            try store.save(saved)
+        }
+        #expect(try StateStore(directory: directory).loadPreferences() == saved)
+    }
+
+    /// Databases written by the GRDB-based builds kept their schema version in
+    /// GRDB's own table, not in `user_version`; they must open with their rows intact.
+    @Test func databaseFromAnEarlierBuildIsAdoptedWithItsRows() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        do {
+            let old = try SQLiteConnection(path: directory + "/" + StateStore.fileName)
+            _ = try old.execute("PRAGMA journal_mode = WAL")
+            _ = try old.execute("CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY)")
+            _ = try old.execute("INSERT INTO grdb_migrations VALUES ('v1')")
+            _ = try old.execute("""
+                CREATE TABLE player_state (
+                    id INTEGER PRIMARY KEY CHECK (id = 1),
+                    volume INTEGER NOT NULL CHECK (volume >= 0 AND volume <= 100),
+                    soundscape TEXT, wants_playing BOOLEAN NOT NULL, updated_at NOT NULL)
+                """)
+            _ = try old.execute("INSERT INTO player_state VALUES (1, 42, 'wind', 1, 0)")
+        }
+        let store = try StateStore(directory: directory)
+        #expect(try store.load() == PersistedState(volume: 42, soundscape: "wind", wantsPlaying: true))
+        #expect(store.notices.isEmpty)
+        try store.save(PersistedPreferences(interruptionMode: "ignore", duckLevel: 10, autoResume: true, pinnedSink: nil))
+        #expect(try store.loadPreferences()?.interruptionMode == "ignore", "later migrations ran on the adopted file")
+    }
 }

@@ -1,4 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import Glibc
 import Logging
 import SoundscapeAudio
 import SoundscapeCore
@@ -359,7 +364,7 @@ public actor Player {
             contents = try Data(contentsOf: URL(fileURLWithPath: entry.path))
         } catch {
             let reason = FileManager.default.fileExists(atPath: entry.path)
-                ? "cannot read \(entry.path): \(error.localizedDescription)"
+                ? "cannot read \(entry.path): \(error)"
                 : "the file \(entry.path) is missing"
             throw SoundscapeDecodeError(soundscape: entry.id, reason: reason)
         }

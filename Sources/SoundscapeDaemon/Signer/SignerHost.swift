@@ -1,5 +1,10 @@
 import CSoundscapeSystem
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import Glibc
 import Logging
 import NIOCore
 import NIOPosix
@@ -76,7 +81,7 @@ final class SignerHost: Sendable {
             // Readers end at EOF, which comes once the whole group is gone.
             tasks.addTask {
                 await readLines(from: process.stdoutRead, group: group, logger: logger) { line in
-                    if line.trimmingCharacters(in: .whitespaces) == heartbeatLine {
+                    if line.split(whereSeparator: \.isWhitespace) == [Substring(heartbeatLine)] {
                         await report(.heartbeat(instance: instance))
                     } else {
                         logger.info("\(prefix): \(line)")

@@ -1,5 +1,10 @@
 import CSoundscapeSystem
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import Glibc
 import SoundscapeCore
 
 /// One running instance of the signer host, in a process group of its own.
@@ -153,10 +158,7 @@ enum Spawn {
 enum Reaper {
     static func exit(of pid: pid_t) async -> ExitReason {
         await withCheckedContinuation { continuation in
-            let thread = Thread { continuation.resume(returning: wait(for: pid)) }
-            thread.name = "reaper-\(pid)"
-            thread.stackSize = 64 * 1024
-            thread.start()
+            BlockingThread.start { continuation.resume(returning: wait(for: pid)) }
         }
     }
 
@@ -168,5 +170,33 @@ enum Reaper {
         // WIFEXITED / WEXITSTATUS / WTERMSIG are macros Swift cannot import.
         let signal = status & 0x7f
         return signal == 0 ? .exited(code: (status >> 8) & 0xff) : .signaled(signal)
+    }
+}
+
+/// A detached pthread with a small stack for one blocking call (Foundation's
+/// Thread is not part of FoundationEssentials).
+enum BlockingThread {
+    private final class Box {
+        let body: () -> Void
+        init(_ body: @escaping () -> Void) { self.body = body }
+    }
+
+    static func start(_ body: @escaping @Sendable () -> Void) {
+        var attributes = pthread_attr_t()
+        pthread_attr_init(&attributes)
+        defer { pthread_attr_destroy(&attributes) }
+        pthread_attr_setstacksize(&attributes, 64 * 1024)
+        pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
+        let context = Unmanaged.passRetained(Box(body))
+        var thread = pthread_t()
+        let result = pthread_create(&thread, &attributes, { raw in
+            let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
+            box.body()
+            return nil
+        }, context.toOpaque())
+        if result != 0 {
+            // No thread: run the work here rather than lose it (it only blocks this caller).
+            context.takeRetainedValue().body()
+        }
     }
 }

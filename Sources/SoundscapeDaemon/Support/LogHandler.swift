@@ -1,4 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import Glibc
 import Logging
 
 /// Writes log lines to stderr, one per record.
@@ -47,7 +52,7 @@ public struct DaemonLogHandler: LogHandler {
             text = "\(Self.timestamp()) \(level.rawValue.uppercased()) \(label): \(message)\(details)\n"
         }
         text.utf8CString.withUnsafeBufferPointer { buffer in
-            _ = Foundation.write(STDERR_FILENO, buffer.baseAddress, buffer.count - 1)
+            _ = Glibc.write(STDERR_FILENO, buffer.baseAddress, buffer.count - 1)
         }
     }
 
@@ -69,6 +74,10 @@ public struct DaemonLogHandler: LogHandler {
         var parts = tm()
         var seconds = spec.tv_sec
         localtime_r(&seconds, &parts)
-        return String(format: "%02d:%02d:%02d.%03d", parts.tm_hour, parts.tm_min, parts.tm_sec, Int(spec.tv_nsec / 1_000_000))
+        func pad(_ value: Int, _ width: Int) -> String {
+            let digits = String(value)
+            return String(repeating: "0", count: max(0, width - digits.count)) + digits
+        }
+        return "\(pad(Int(parts.tm_hour), 2)):\(pad(Int(parts.tm_min), 2)):\(pad(Int(parts.tm_sec), 2)).\(pad(Int(spec.tv_nsec / 1_000_000), 3))"
     }
 }
