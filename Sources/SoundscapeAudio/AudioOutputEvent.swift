@@ -31,9 +31,13 @@ public struct OutputConfiguration: Sendable {
     /// needs no low latency, and a large quantum means few wake-ups; the server
     /// caps it at `clock.max-quantum`.
     public var latencyFrames = 2048
-    /// Frames decoded ahead per voice (2^17 ≈ 2.7 s); refilled when half empty.
-    public var ringFrames = 1 << 17
+    /// Frames read ahead per voice (2^16 ≈ 1.4 s, 512 KiB); refilled when half
+    /// empty, which leaves the loop thread 0.7 s for a read or decode that takes
+    /// a few milliseconds.
+    public var ringFrames = 1 << 16
     public var render = RenderSettings()
+    /// Where decoded loops are kept (see `PCMCache`); nil decodes every pass.
+    public var pcmCacheDirectory: String?
     /// What counts as a call, and so interrupts us.
     public var callDetection = CallDetection()
     /// How long an active stream may go without a processed cycle before it

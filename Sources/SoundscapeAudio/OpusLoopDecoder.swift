@@ -9,15 +9,37 @@ import SoundscapeCore
 final class OpusLoopDecoder {
     let data: SoundscapeData
     private let file: OpaquePointer
+    /// The frame of the loop the next read starts at.
+    private(set) var position: Int64 = 0
 
-    init(data: SoundscapeData) throws(SoundscapeDecodeError) {
+    /// Starts at `position` (0 = the loop's start), sample-exactly.
+    init(data: SoundscapeData, position: Int64 = 0) throws(SoundscapeDecodeError) {
         var error: Int32 = 0
         guard let file = op_open_memory(data.bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), data.bytes.count, &error) else {
             throw SoundscapeDecodeError(soundscape: data.id, reason: OpusFileError.describe(error))
         }
         self.data = data
         self.file = file
+        let target = position % data.frames
+        guard target > 0 else { return }
+        // Opus converges after a seek rather than restarting exactly: libopusfile
+        // pre-rolls 80 ms, which still leaves errors near 1e-2 for a moment. Seeking
+        // a second early and decoding up to the frame leaves them below 1e-7.
+        let start = max(0, target - Self.convergenceFrames)
+        let seek = op_pcm_seek(file, start)
+        guard seek == 0 else {
+            op_free(file)
+            throw SoundscapeDecodeError(soundscape: data.id, reason: OpusFileError.describe(seek))
+        }
+        self.position = start
+        let scratch = UnsafeMutablePointer<Float>.allocate(capacity: 4096 * 2)
+        defer { scratch.deallocate() }
+        while self.position < target {
+            try read(into: scratch, frames: Int(min(4096, target - self.position)))
+        }
     }
+
+    static let convergenceFrames: Int64 = 48_000
 
     deinit {
         op_free(file)
@@ -32,6 +54,7 @@ final class OpusLoopDecoder {
             let result = op_read_float_stereo(file, destination + done * 2, Int32((frames - done) * 2))
             if result > 0 {
                 done += Int(result)
+                position += Int64(result)
                 emptyReads = 0
                 holes = 0
             } else if result == OP_HOLE {
@@ -50,6 +73,7 @@ final class OpusLoopDecoder {
                 guard seek == 0 else {
                     throw SoundscapeDecodeError(soundscape: data.id, reason: OpusFileError.describe(seek))
                 }
+                position = 0
             } else {
                 throw SoundscapeDecodeError(soundscape: data.id, reason: OpusFileError.describe(result))
             }

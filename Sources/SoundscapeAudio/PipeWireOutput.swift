@@ -62,7 +62,10 @@ public final class PipeWireOutput: @unchecked Sendable {
         let wake = WakeSignal(loop: mainLoop)
         self.wake = wake
         renderer = Renderer(settings: configuration.render, wake: { wake.fire() })
-        voices = VoiceBank(ringFrames: configuration.ringFrames)
+        voices = VoiceBank(
+            ringFrames: configuration.ringFrames,
+            cache: configuration.pcmCacheDirectory.map { PCMCache(directory: $0, logger: logger) },
+            logger: logger)
 
         let userData = Unmanaged.passUnretained(self).toOpaque()
         notifySource = scs_loop_add_event(mainLoop, { data, _ in

@@ -25,6 +25,9 @@ public final class SoundscapeData: @unchecked Sendable {
     public let gain: Float
     /// Loop length in frames at 48 kHz.
     public let frames: Int64
+    /// FNV-1a of the compressed bytes: names the decoded copy in the PCM cache,
+    /// so an edited file never plays a stale decode.
+    public let fingerprint: UInt64
     let bytes: UnsafeMutableRawBufferPointer
 
     /// Validates that `contents` is a complete, decodable Ogg Opus stream.
@@ -52,10 +55,19 @@ public final class SoundscapeData: @unchecked Sendable {
         self.gain = gain
         self.frames = total
         self.bytes = bytes
+        fingerprint = Self.fnv1a(UnsafeRawBufferPointer(bytes))
     }
 
     deinit {
         bytes.deallocate()
+    }
+
+    static func fnv1a(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes {
+            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+        }
+        return hash
     }
 
     public var duration: Duration { .milliseconds(frames * 1000 / 48_000) }

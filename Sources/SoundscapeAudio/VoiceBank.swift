@@ -1,31 +1,36 @@
+import Logging
 import SoundscapeCore
 
-/// The control-thread side of the renderer's slots: the decoder feeding each
-/// slot's ring. Decoding happens here, ahead of time, so the RT thread only
-/// ever copies.
+/// The control-thread side of the renderer's slots: the loop source (cache
+/// file or decoder) feeding each slot's ring. Reading and decoding happen
+/// here, ahead of time, so the RT thread only ever copies.
 ///
 /// Not thread-safe: used on the PipeWire main-loop thread (or under its lock).
 final class VoiceBank {
     private struct Voice {
-        let decoder: OpusLoopDecoder
+        let source: LoopSource
         var failed = false
     }
 
     /// Allocated on first use: a soundscape that is never switched needs one ring, not two.
     private var rings: [SampleRing?]
     private let ringFrames: Int
+    private let cache: PCMCache?
+    private let logger: Logger
     private var voices: [Voice?]
     /// The slot the renderer was last told to make audible.
     private(set) var target: Int?
 
-    init(ringFrames: Int) {
+    init(ringFrames: Int, cache: PCMCache?, logger: Logger) {
         rings = Array(repeating: nil, count: Renderer.slotCount)
         self.ringFrames = ringFrames
+        self.cache = cache
+        self.logger = logger
         voices = Array(repeating: nil, count: Renderer.slotCount)
     }
 
     var targetSoundscape: SoundscapeID? {
-        target.flatMap { voices[$0]?.decoder.data.id }
+        target.flatMap { voices[$0]?.source.data.id }
     }
 
     /// Loads `data` into a slot the renderer is not reading and fills its ring.
@@ -34,8 +39,8 @@ final class VoiceBank {
         guard let slot = (0..<Renderer.slotCount).first(where: { !slotsInUse.contains($0) && $0 != target }) else {
             return nil
         }
-        let decoder = try OpusLoopDecoder(data: data)
-        voices[slot] = Voice(decoder: decoder)
+        let source = try LoopSource(data: data, cache: cache, logger: logger)
+        voices[slot] = Voice(source: source)
         ring(slot).reset()
         if let failure = fill(slot: slot) { throw failure }
         return slot
@@ -74,14 +79,14 @@ final class VoiceBank {
         guard let voice = voices[slot], !voice.failed else { return nil }
         do {
             try ring(slot).write(maximumFrames: .max) { destination, frames in
-                try voice.decoder.read(into: destination, frames: frames)
+                try voice.source.read(into: destination, frames: frames)
                 return frames
             }
             return nil
         } catch {
             voices[slot]?.failed = true
             return error as? SoundscapeDecodeError
-                ?? SoundscapeDecodeError(soundscape: voice.decoder.data.id, reason: "\(error)")
+                ?? SoundscapeDecodeError(soundscape: voice.source.data.id, reason: "\(error)")
         }
     }
 }

@@ -21,4 +21,13 @@ public enum DaemonPaths {
         guard let home = environment["HOME"], home.hasPrefix("/") else { return nil }
         return home + "/.local/state/soundscaped"
     }
+
+    /// `$XDG_CACHE_HOME/soundscaped`, else `~/.cache/soundscaped`.
+    public static func cacheDirectory(environment: [String: String]) -> String? {
+        if let cacheHome = environment["XDG_CACHE_HOME"], cacheHome.hasPrefix("/") {
+            return cacheHome + "/soundscaped"
+        }
+        guard let home = environment["HOME"], home.hasPrefix("/") else { return nil }
+        return home + "/.cache/soundscaped"
+    }
 }

@@ -1,4 +1,5 @@
 import Glibc
+import SoundscapeCore
 
 /// What survives a restart: the user's volume and soundscape, and whether
 /// they wanted it playing (so a crash or reboot resumes the keep-alive).
@@ -214,23 +215,6 @@ enum Clock {
     }
 }
 
-/// `mkdir -p` with a mode for the directories it creates (existing ones are left alone).
-enum Directories {
-    /// Returns nil on success, else what went wrong.
-    static func make(_ path: String, mode: mode_t) -> String? {
-        var built = path.hasPrefix("/") ? "" : "."
-        for component in path.split(separator: "/") {
-            built += "/" + component
-            if mkdir(built, mode) != 0 && errno != EEXIST {
-                return String(cString: strerror(errno))
-            }
-        }
-        var info = stat()
-        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else { return "not a directory" }
-        return nil
-    }
-}
-
 /// A pthread mutex with a typed-throws `withLock`.
 final class StoreLock: @unchecked Sendable {
     private var mutex = pthread_mutex_t()
@@ -243,6 +227,7 @@ final class StoreLock: @unchecked Sendable {
         pthread_mutex_destroy(&mutex)
     }
 
+    @discardableResult
     func withLock<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
         pthread_mutex_lock(&mutex)
         defer { pthread_mutex_unlock(&mutex) }

@@ -39,6 +39,12 @@ struct Soundscaped: AsyncParsableCommand {
         valueName: "dir"))
     var soundscapeDirectories: [String] = []
 
+    @Option(name: .customLong("cache-dir"), help: ArgumentHelp(
+        "Directory for decoded loops, which make long playback far cheaper than decoding each pass; 'none' disables it.",
+        discussion: "Default: $XDG_CACHE_HOME/soundscaped/pcm, else ~/.cache/soundscaped/pcm. Each cached loop takes about 23 MB per minute of audio; at most six are kept.",
+        valueName: "dir"))
+    var cacheDirectory: String?
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
 
@@ -113,6 +119,11 @@ struct Soundscaped: AsyncParsableCommand {
         }
         var output = OutputConfiguration()
         output.latencyFrames = latencyFrames
+        switch cacheDirectory {
+        case "none": output.pcmCacheDirectory = nil
+        case let explicit? where !explicit.isEmpty: output.pcmCacheDirectory = explicit
+        default: output.pcmCacheDirectory = DaemonPaths.cacheDirectory(environment: environment).map { $0 + "/pcm" }
+        }
         let file = try configFile(environment: environment)
         let signer = try signerConfiguration(file: file)
         if let roles = interruptionRoles.map(ConfigFile.list) ?? file.interruptionRoles {

@@ -33,6 +33,38 @@ struct PlaybackTests {
         }
     }
 
+    @Test("a played loop is decoded once into the PCM cache, and playing goes on from it across the seam")
+    func loopIsCachedAndPlaysFromTheCache() throws {
+        try PipeWireGraph.withGraph { graph in
+            try graph.createNullSink(name: "speaker")
+            let daemon = try Soundscaped(graph: graph)
+            _ = try ToneLoops.make(id: "tone440", frequency: 440, seconds: 2, in: daemon.userSoundscapes)
+            try daemon.start()
+            try daemon.must("volume", "100")
+            try daemon.must("play", "tone440")
+
+            let cache = URL(fileURLWithPath: try #require(graph.environment["XDG_CACHE_HOME"]))
+                .appendingPathComponent("soundscaped/pcm")
+            // 2 s at 48 kHz, stereo float, after a 32-byte header.
+            let expectedSize = 32 + 96_000 * 8
+            let file = try waitForValue(timeout: .seconds(10), "a tone440-*.f32 file of \(expectedSize) bytes in \(cache.path)") {
+                try? FileManager.default.contentsOfDirectory(atPath: cache.path).first {
+                    $0.hasPrefix("tone440-") && $0.hasSuffix(".f32")
+                        && (try? FileManager.default.attributesOfItem(atPath: cache.appendingPathComponent($0).path)[.size] as? Int) == expectedSize
+                }
+            }
+            #expect(!(try FileManager.default.contentsOfDirectory(atPath: cache.path).contains { $0.contains(".tmp-") }),
+                    "no half-written file is left beside \(file)")
+
+            // Long enough that every sample comes from the cache and the seam is crossed.
+            let clip = try graph.record(sink: "speaker", seconds: 3)
+            let level = clip.rmsDB(from: 0.2, to: clip.duration)
+            #expect(abs(level - (-9.03)) < 1, "a 0.5 sine at 100 % should be -9 dBFS, got \(level)")
+            #expect(clip.silentStretches(thresholdDB: -70, minMs: 5).filter { $0.lowerBound > 0.2 }.isEmpty)
+            #expect(clip.maxStep < 0.04, "largest sample step \(clip.maxStep) at \(clip.maxStepLocation)s")
+        }
+    }
+
     @Test("volume changes the level by the cubic curve: 100 % → 50 % is -18 dB, → 25 % is -36 dB")
     func volumeFollowsCubicCurve() throws {
         try PipeWireGraph.withGraph { graph in

@@ -172,31 +172,3 @@ enum Reaper {
         return signal == 0 ? .exited(code: (status >> 8) & 0xff) : .signaled(signal)
     }
 }
-
-/// A detached pthread with a small stack for one blocking call (Foundation's
-/// Thread is not part of FoundationEssentials).
-enum BlockingThread {
-    private final class Box {
-        let body: () -> Void
-        init(_ body: @escaping () -> Void) { self.body = body }
-    }
-
-    static func start(_ body: @escaping @Sendable () -> Void) {
-        var attributes = pthread_attr_t()
-        pthread_attr_init(&attributes)
-        defer { pthread_attr_destroy(&attributes) }
-        pthread_attr_setstacksize(&attributes, 64 * 1024)
-        pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
-        let context = Unmanaged.passRetained(Box(body))
-        var thread = pthread_t()
-        let result = pthread_create(&thread, &attributes, { raw in
-            let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
-            box.body()
-            return nil
-        }, context.toOpaque())
-        if result != 0 {
-            // No thread: run the work here rather than lose it (it only blocks this caller).
-            context.takeRetainedValue().body()
-        }
-    }
-}

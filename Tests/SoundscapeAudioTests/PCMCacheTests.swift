@@ -1,0 +1,133 @@
+import Foundation
+import Logging
+import Testing
+import SoundscapeCore
+@testable import SoundscapeAudio
+
+/// The PCM cache must be invisible to the ear: every way of reading a loop
+/// (decoder only, cache only, handing over mid-loop, falling back mid-loop)
+/// gives the same samples across the seam as a plain decode.
+@Suite struct PCMCacheTests {
+    private let logger = Logger(label: "test")
+
+    private func temporaryCache() throws -> PCMCache {
+        let path = NSTemporaryDirectory() + "soundscaped-pcm-\(UUID().uuidString)"
+        return PCMCache(directory: path, logger: logger)
+    }
+
+    private func rain() throws -> SoundscapeData {
+        try SoundscapeData(id: rainID, gain: 1, contents: try bundledBytes("rain.opus"))
+    }
+
+    /// Frames `start ..< start + count` of a plain decode from the loop's start,
+    /// through the seam. (Not a decoder seeked to `start`: after a seek Opus
+    /// pre-rolls and converges, close to but not bit-identical with a straight decode.)
+    private func reference(_ data: SoundscapeData, from start: Int64, count: Int) throws -> [Float] {
+        let decoder = try OpusLoopDecoder(data: data)
+        var samples = [Float](repeating: .nan, count: (Int(start) + count) * 2)
+        try samples.withUnsafeMutableBufferPointer { try decoder.read(into: $0.baseAddress!, frames: Int(start) + count) }
+        return Array(samples[(Int(start) * 2)...])
+    }
+
+    /// Reads `count` frames from `source` in `chunk`-frame pieces, running `between` after each piece.
+    private func read(_ source: LoopSource, count: Int, chunk: Int = 4096, between: () throws -> Void = {}) throws -> [Float] {
+        var samples = [Float](repeating: .nan, count: count * 2)
+        var done = 0
+        while done < count {
+            let frames = min(chunk, count - done)
+            try samples.withUnsafeMutableBufferPointer { try source.read(into: $0.baseAddress! + done * 2, frames: frames) }
+            done += frames
+            try between()
+        }
+        return samples
+    }
+
+    @Test func cachedLoopIsSampleIdenticalToDecodingAcrossTheSeam() throws {
+        let data = try rain()
+        let cache = try temporaryCache()
+        defer { try? FileManager.default.removeItem(atPath: cache.directory) }
+        #expect(cache.write(data, to: cache.path(for: data)) == .success)
+        let size = try FileManager.default.attributesOfItem(atPath: cache.path(for: data))[.size] as? Int
+        #expect(size == PCMCache.headerBytes + Int(data.frames) * PCMCache.bytesPerFrame)
+
+        let source = try LoopSource(data: data, cache: cache, logger: logger)
+        #expect(source.isCached)
+        // Start just before the end so the read crosses the seam twice.
+        let start = data.frames - 10_000
+        let skip = try read(source, count: Int(start))
+        #expect(skip.count == Int(start) * 2)
+        let across = try read(source, count: Int(data.frames) + 20_000, chunk: 3_001)
+        #expect(across == (try reference(data, from: start, count: Int(data.frames) + 20_000)))
+    }
+
+    @Test func handoverFromDecoderToCacheMidLoopIsSampleExact() throws {
+        let data = try rain()
+        let cache = try temporaryCache()
+        defer { try? FileManager.default.removeItem(atPath: cache.directory) }
+        let source = try LoopSource(data: data, cache: cache, logger: logger)
+        #expect(!source.isCached, "nothing is cached yet: the decoder plays while the cache is built")
+        let build = try #require(source.build)
+        let half = Int(data.frames / 2) + 123
+        let first = try read(source, count: half, chunk: 7_777)
+        #expect(build.wait(timeout: .seconds(30)), "the background build finished")
+        let second = try read(source, count: Int(data.frames), chunk: 7_777)
+        #expect(source.isCached, "the source switched to the cache")
+        #expect(first + second == (try reference(data, from: 0, count: half + Int(data.frames))))
+    }
+
+    @Test func damagedCacheFileIsRemovedAndDecodingUsed() throws {
+        let data = try rain()
+        let cache = try temporaryCache()
+        defer { try? FileManager.default.removeItem(atPath: cache.directory) }
+        #expect(cache.write(data, to: cache.path(for: data)) == .success)
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: cache.path(for: data)))
+        try handle.truncate(atOffset: UInt64(PCMCache.headerBytes + 800))
+        try handle.close()
+
+        #expect(cache.reader(for: data) == nil)
+        #expect(!FileManager.default.fileExists(atPath: cache.path(for: data)))
+    }
+
+    @Test func cacheFailingMidPlayFallsBackToDecodingAtTheSameFrame() throws {
+        let data = try rain()
+        let cache = try temporaryCache()
+        defer { try? FileManager.default.removeItem(atPath: cache.directory) }
+        #expect(cache.write(data, to: cache.path(for: data)) == .success)
+        let source = try LoopSource(data: data, cache: cache, logger: logger)
+        #expect(source.isCached)
+        var truncated = false
+        let count = 200_000
+        let samples = try read(source, count: count, chunk: 10_000) {
+            guard !truncated else { return }
+            truncated = true
+            // Cut the file under the reader: its next read comes up short.
+            let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: cache.path(for: data)))
+            try handle.truncate(atOffset: UInt64(PCMCache.headerBytes + 12_000 * PCMCache.bytesPerFrame))
+            try handle.close()
+        }
+        #expect(!source.isCached)
+        let expected = try reference(data, from: 0, count: count)
+        // Bit-identical up to the failure; after it the decoder resumes from a
+        // seek, which converges to within rounding of a straight decode (a
+        // bare 80 ms pre-roll would leave differences near 1e-2: audible).
+        #expect(samples[..<24_000] == expected[..<24_000])
+        let worst = zip(samples, expected).map { abs($0 - $1) }.max() ?? .infinity
+        #expect(worst < 1e-6, "largest difference after the fallback: \(worst)")
+    }
+
+    @Test func anEditedFileGetsItsOwnCacheAndTheStaleOneIsPruned() throws {
+        let original = try rain()
+        // A different but valid file under the same id: another bundled loop.
+        let edited = try SoundscapeData(id: rainID, gain: 1, contents: try bundledBytes("wind.opus"))
+        #expect(original.fingerprint != edited.fingerprint)
+        let cache = try temporaryCache()
+        defer { try? FileManager.default.removeItem(atPath: cache.directory) }
+        #expect(cache.write(original, to: cache.path(for: original)) == .success)
+        #expect(cache.reader(for: edited) == nil, "a cache made from other bytes is never used")
+
+        let source = try LoopSource(data: edited, cache: cache, logger: logger)
+        #expect(try #require(source.build).wait(timeout: .seconds(30)))
+        #expect(!FileManager.default.fileExists(atPath: cache.path(for: original)), "the stale decode is removed")
+        #expect(FileManager.default.fileExists(atPath: cache.path(for: edited)))
+    }
+}
