@@ -190,7 +190,12 @@ public final class PipeWireOutput: @unchecked Sendable {
             let fromSilence = !active
             wantRunning = true
             disarm(stopTimer)
-            if voices.targetSoundscape != data.id || pendingSwitch != nil {
+            if voices.targetSoundscape == data.id {
+                // Already fading in (or playing): a switch queued behind that
+                // crossfade is overtaken. Loading it again would crossfade the
+                // soundscape into a copy of itself restarted from frame 0.
+                pendingSwitch = nil
+            } else {
                 switchVoice(to: data)
             }
             let position = Float(volume.percent) / 100
