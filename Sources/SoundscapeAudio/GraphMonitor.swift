@@ -108,25 +108,17 @@ final class GraphMonitor {
     }
 }
 
-/// One bound node: its full properties and state, kept current by `info` events.
-private final class NodeWatch {
-    let id: UInt32
-    private let proxy: OpaquePointer
-    private let hook: UnsafeMutablePointer<spa_hook>
-    private unowned let monitor: GraphMonitor
-    private(set) var properties: [String: String] = [:]
-    private(set) var state: pw_node_state = PW_NODE_STATE_CREATING
+/// An object bound from the registry and the hook of its one listener, which
+/// stays at a fixed address until `close`.
+private struct BoundProxy {
+    let proxy: OpaquePointer
+    let hook: UnsafeMutablePointer<spa_hook>
 
-    init?(registry: OpaquePointer, id: UInt32, monitor: GraphMonitor) {
-        guard let bound = pw_registry_bind(registry, id, InterfaceType.node, UInt32(PW_VERSION_NODE), 0) else {
-            return nil
-        }
-        self.id = id
-        self.monitor = monitor
+    init?<Version: BinaryInteger>(registry: OpaquePointer, id: UInt32, type: String, version: Version) {
+        guard let bound = pw_registry_bind(registry, id, type, UInt32(version), 0) else { return nil }
         proxy = OpaquePointer(bound)
         hook = .allocate(capacity: 1)
         hook.initialize(to: spa_hook())
-        _ = scs_node_add_listener(proxy, hook, Self.events, Unmanaged.passUnretained(self).toOpaque())
     }
 
     func close() {
@@ -134,6 +126,29 @@ private final class NodeWatch {
         pw_proxy_destroy(proxy)
         hook.deinitialize(count: 1)
         hook.deallocate()
+    }
+}
+
+/// One bound node: its full properties and state, kept current by `info` events.
+private final class NodeWatch {
+    let id: UInt32
+    private let bound: BoundProxy
+    private unowned let monitor: GraphMonitor
+    private(set) var properties: [String: String] = [:]
+    private(set) var state: pw_node_state = PW_NODE_STATE_CREATING
+
+    init?(registry: OpaquePointer, id: UInt32, monitor: GraphMonitor) {
+        guard let bound = BoundProxy(registry: registry, id: id, type: InterfaceType.node, version: PW_VERSION_NODE) else {
+            return nil
+        }
+        self.id = id
+        self.monitor = monitor
+        self.bound = bound
+        _ = scs_node_add_listener(bound.proxy, bound.hook, Self.events, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    func close() {
+        bound.close()
     }
 
     private func update(_ info: UnsafePointer<pw_node_info>) {
@@ -163,31 +178,25 @@ private final class NodeWatch {
 /// The bound `default` metadata: the default sink, and where we ask to be linked.
 private final class MetadataWatch {
     let id: UInt32
-    private let proxy: OpaquePointer
-    private let hook: UnsafeMutablePointer<spa_hook>
+    private let bound: BoundProxy
     private unowned let monitor: GraphMonitor
 
     init?(registry: OpaquePointer, id: UInt32, monitor: GraphMonitor) {
-        guard let bound = pw_registry_bind(registry, id, InterfaceType.metadata, UInt32(PW_VERSION_METADATA), 0) else {
+        guard let bound = BoundProxy(registry: registry, id: id, type: InterfaceType.metadata, version: PW_VERSION_METADATA) else {
             return nil
         }
         self.id = id
         self.monitor = monitor
-        proxy = OpaquePointer(bound)
-        hook = .allocate(capacity: 1)
-        hook.initialize(to: spa_hook())
-        _ = scs_metadata_add_listener(proxy, hook, Self.events, Unmanaged.passUnretained(self).toOpaque())
+        self.bound = bound
+        _ = scs_metadata_add_listener(bound.proxy, bound.hook, Self.events, Unmanaged.passUnretained(self).toOpaque())
     }
 
     func close() {
-        spa_hook_remove(hook)
-        pw_proxy_destroy(proxy)
-        hook.deinitialize(count: 1)
-        hook.deallocate()
+        bound.close()
     }
 
     func set(subject: UInt32, key: String, value: String?) {
-        _ = scs_metadata_set_property(proxy, subject, key, value == nil ? nil : "Spa:String", value)
+        _ = scs_metadata_set_property(bound.proxy, subject, key, value == nil ? nil : "Spa:String", value)
     }
 
     /// `default.audio.sink` holds `{"name": "…"}`.

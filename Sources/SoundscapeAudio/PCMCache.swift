@@ -169,8 +169,8 @@ public final class PCMCache: Sendable {
 /// A cache file being written; the voice that asked for it switches over on
 /// its next refill once `isComplete` says so (a lock-free check).
 final class PCMCacheBuild: @unchecked Sendable {
-    private let done = Atomic<Bool>(false)
-    private let succeeded = Atomic<Bool>(false)
+    private static let running: UInt8 = 0, succeeded: UInt8 = 1, failed: UInt8 = 2
+    private let state = Atomic<UInt8>(PCMCacheBuild.running)
     private var finished = sem_t()
 
     init() {
@@ -182,11 +182,10 @@ final class PCMCacheBuild: @unchecked Sendable {
     }
 
     /// The file is in place.
-    var isComplete: Bool { done.load(ordering: .acquiring) && succeeded.load(ordering: .relaxed) }
+    var isComplete: Bool { state.load(ordering: .acquiring) == Self.succeeded }
 
     fileprivate func finish(succeeded: Bool) {
-        self.succeeded.store(succeeded, ordering: .relaxed)
-        done.store(true, ordering: .releasing)
+        state.store(succeeded ? Self.succeeded : Self.failed, ordering: .releasing)
         sem_post(&finished)
     }
 
