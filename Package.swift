@@ -92,9 +92,11 @@ let package = Package(
                 // - no exported symbols (packaging/soundscaped.exports);
                 // - lld, so that the functions the daemon runs are laid out together
                 //   (packaging/soundscaped.order, made by scripts/order-file), and relative
-                //   relocations packed (DT_RELR, glibc 2.36 = Debian 12).
+                //   relocations packed (DT_RELR, glibc 2.36 = Debian 12);
+                // - libstdc++ linked statically (packaging/link/libstdc++.so says how).
                 .unsafeFlags([
                     "-use-ld=lld",
+                    "-L\(packageRoot)/packaging/link",
                     "-Xlinker", "--version-script=\(packageRoot)/packaging/soundscaped.exports",
                     "-Xlinker", "--symbol-ordering-file=\(packageRoot)/packaging/soundscaped.order",
                     "-Xlinker", "--no-warn-symbol-ordering",
