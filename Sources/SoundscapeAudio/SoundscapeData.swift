@@ -1,4 +1,5 @@
 import COpusFile
+import Glibc
 import SoundscapeCore
 
 /// Why a soundscape cannot be played, in words for the user.
@@ -30,25 +31,43 @@ public final class SoundscapeData: @unchecked Sendable {
     public let fingerprint: UInt64
     let bytes: UnsafeMutableRawBufferPointer
 
-    /// Validates that `contents` is a complete, decodable Ogg Opus stream.
-    public init(id: SoundscapeID, gain: Float, contents: [UInt8]) throws(SoundscapeDecodeError) {
-        func failure(_ reason: String) -> SoundscapeDecodeError {
-            SoundscapeDecodeError(soundscape: id, reason: reason)
+    /// Reads the file straight into the buffer the decoders share (one copy of
+    /// the bytes in memory, never three) and validates it.
+    public convenience init(id: SoundscapeID, gain: Float, path: String) throws(SoundscapeDecodeError) {
+        let bytes: UnsafeMutableRawBufferPointer
+        do {
+            bytes = try Self.readWholeFile(path)
+        } catch {
+            throw SoundscapeDecodeError(soundscape: id, reason: error.code == ENOENT
+                ? "the file \(path) is missing" : "cannot read \(path): \(String(cString: strerror(error.code)))")
         }
-        guard !contents.isEmpty else { throw failure("the file is empty") }
-        if let problem = OggPageScan.truncation(in: contents) { throw failure(problem) }
+        try self.init(id: id, gain: gain, taking: bytes)
+    }
 
-        let bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: contents.count, alignment: 16)
-        bytes.copyBytes(from: contents)
+    /// Validates that `contents` is a complete, decodable Ogg Opus stream.
+    public convenience init(id: SoundscapeID, gain: Float, contents: [UInt8]) throws(SoundscapeDecodeError) {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(contents.count, 1), alignment: 16)
+        buffer.copyBytes(from: contents)
+        try self.init(id: id, gain: gain, taking: UnsafeMutableRawBufferPointer(rebasing: buffer[..<contents.count]))
+    }
+
+    /// Takes ownership of `bytes`: kept if they hold a complete, decodable Ogg
+    /// Opus stream, deallocated if not.
+    private init(id: SoundscapeID, gain: Float, taking bytes: UnsafeMutableRawBufferPointer) throws(SoundscapeDecodeError) {
+        func failure(_ reason: String) -> SoundscapeDecodeError {
+            bytes.deallocate()
+            return SoundscapeDecodeError(soundscape: id, reason: reason)
+        }
+        guard !bytes.isEmpty else { throw failure("the file is empty") }
+        if let problem = OggPageScan.truncation(in: UnsafeRawBufferPointer(bytes)) { throw failure(problem) }
+
         var error: Int32 = 0
         guard let file = op_open_memory(bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), bytes.count, &error) else {
-            bytes.deallocate()
             throw failure(OpusFileError.describe(error))
         }
         defer { op_free(file) }
         let total = op_pcm_total(file, -1)
         guard total > 0 else {
-            bytes.deallocate()
             throw failure(total < 0 ? OpusFileError.describe(Int32(total)) : "the stream holds no audio")
         }
         self.id = id
@@ -56,6 +75,35 @@ public final class SoundscapeData: @unchecked Sendable {
         self.frames = total
         self.bytes = bytes
         fingerprint = Self.fnv1a(UnsafeRawBufferPointer(bytes))
+    }
+
+    struct ReadError: Error { let code: Int32 }
+
+    /// The whole file in a new buffer (at least one byte long, so an empty
+    /// file is an empty buffer the validation rejects, not a null one).
+    static func readWholeFile(_ path: String) throws(ReadError) -> UnsafeMutableRawBufferPointer {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw ReadError(code: errno) }
+        defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw ReadError(code: errno) }
+        guard info.st_mode & S_IFMT == S_IFREG else { throw ReadError(code: EISDIR) }
+        let size = Int(info.st_size)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(size, 1), alignment: 16)
+        var filled = 0
+        while filled < size {
+            let got = read(descriptor, buffer.baseAddress! + filled, size - filled)
+            if got > 0 {
+                filled += got
+            } else if got == 0 {
+                break   // the file shrank while we read: validation sees what is there
+            } else if errno != EINTR {
+                let code = errno
+                buffer.deallocate()
+                throw ReadError(code: code)
+            }
+        }
+        return UnsafeMutableRawBufferPointer(rebasing: buffer[..<filled])
     }
 
     deinit {
@@ -100,6 +148,10 @@ enum OpusFileError {
 /// a whole page with the end-of-stream flag.
 enum OggPageScan {
     static func truncation(in bytes: [UInt8]) -> String? {
+        bytes.withUnsafeBytes { truncation(in: $0) }
+    }
+
+    static func truncation(in bytes: UnsafeRawBufferPointer) -> String? {
         guard bytes.count >= 4, bytes[0] == 0x4F, bytes[1] == 0x67, bytes[2] == 0x67, bytes[3] == 0x53 else {
             return "not an Ogg Opus file (no Ogg page at the start)"
         }

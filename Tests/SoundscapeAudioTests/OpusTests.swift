@@ -89,6 +89,40 @@ let rainID = SoundscapeID("rain")!
         #expect(data.id == rainID)
     }
 
+    @Test func readingTheFileGivesWhatTheBytesGive() throws {
+        let path = try bundledSoundscapes().appendingPathComponent("rain.opus").path
+        let fromFile = try SoundscapeData(id: rainID, gain: 0.78, path: path)
+        let fromBytes = try SoundscapeData(id: rainID, gain: 0.78, contents: try bundledBytes("rain.opus"))
+        #expect(fromFile.frames == fromBytes.frames)
+        #expect(fromFile.fingerprint == fromBytes.fingerprint)
+        #expect(fromFile.bytes.count == fromBytes.bytes.count)
+    }
+
+    @Test func unreadableFilesAreNamedInTheError() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("soundscape-data-\(getpid())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+
+        let missing = directory.appendingPathComponent("gone.opus").path
+        let missingError = #expect(throws: SoundscapeDecodeError.self) {
+            try SoundscapeData(id: rainID, gain: 1, path: missing)
+        }
+        #expect(missingError?.reason == "the file \(missing) is missing")
+
+        let folder = directory.path
+        let folderError = #expect(throws: SoundscapeDecodeError.self) {
+            try SoundscapeData(id: rainID, gain: 1, path: folder)
+        }
+        #expect(folderError?.reason == "cannot read \(folder): Is a directory")
+
+        let empty = directory.appendingPathComponent("empty.opus")
+        try Data().write(to: empty)
+        let emptyError = #expect(throws: SoundscapeDecodeError.self) {
+            try SoundscapeData(id: rainID, gain: 1, path: empty.path)
+        }
+        #expect(emptyError?.reason == "the file is empty")
+    }
+
     @Test func emptyContentsAreRefused() {
         let error = #expect(throws: SoundscapeDecodeError.self) {
             try SoundscapeData(id: rainID, gain: 1, contents: [])

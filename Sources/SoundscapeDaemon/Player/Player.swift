@@ -359,16 +359,7 @@ public actor Player {
     }
 
     private func load(_ entry: SoundscapeEntry) throws(SoundscapeDecodeError) -> SoundscapeData {
-        let contents: Data
-        do {
-            contents = try Data(contentsOf: URL(fileURLWithPath: entry.path))
-        } catch {
-            let reason = FileManager.default.fileExists(atPath: entry.path)
-                ? "cannot read \(entry.path): \(error)"
-                : "the file \(entry.path) is missing"
-            throw SoundscapeDecodeError(soundscape: entry.id, reason: reason)
-        }
-        let data = try SoundscapeData(id: entry.id, gain: entry.gain, contents: [UInt8](contents))
+        let data = try SoundscapeData(id: entry.id, gain: entry.gain, path: entry.path)
         // Keep only what plays and what is about to: a handful of loops would otherwise pile up.
         let keep = Set([machine.desired.soundscape, entry.id])
         loaded = loaded.filter { keep.contains($0.key) }
