@@ -8,18 +8,19 @@ import SoundscapeCore
 /// where the encoder put it. Runs on the decoder thread, never the RT thread.
 final class OpusLoopDecoder {
     let data: SoundscapeData
-    private let file: OpaquePointer
+    private let handle: OpusFileHandle
+    private var file: OpaquePointer { handle.file }
     /// The frame of the loop the next read starts at.
     private(set) var position: Int64 = 0
 
     /// Starts at `position` (0 = the loop's start), sample-exactly.
     init(data: SoundscapeData, position: Int64 = 0) throws(SoundscapeDecodeError) {
-        var error: Int32 = 0
-        guard let file = op_open_memory(data.bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), data.bytes.count, &error) else {
-            throw SoundscapeDecodeError(soundscape: data.id, reason: OpusFileError.describe(error))
+        do {
+            handle = try OpusFileHandle(descriptor: data.descriptor, size: data.size)
+        } catch {
+            throw SoundscapeDecodeError(soundscape: data.id, reason: OpusFileError.describe(error.code))
         }
         self.data = data
-        self.file = file
         let target = position % data.frames
         guard target > 0 else { return }
         // Opus converges after a seek rather than restarting exactly: libopusfile
@@ -28,7 +29,6 @@ final class OpusLoopDecoder {
         let start = max(0, target - Self.convergenceFrames)
         let seek = op_pcm_seek(file, start)
         guard seek == 0 else {
-            op_free(file)
             throw SoundscapeDecodeError(soundscape: data.id, reason: OpusFileError.describe(seek))
         }
         self.position = start
@@ -40,10 +40,6 @@ final class OpusLoopDecoder {
     }
 
     static let convergenceFrames: Int64 = 48_000
-
-    deinit {
-        op_free(file)
-    }
 
     /// Fills `frames` stereo frames at `destination`, wrapping at the loop end.
     func read(into destination: UnsafeMutablePointer<Float>, frames: Int) throws(SoundscapeDecodeError) {

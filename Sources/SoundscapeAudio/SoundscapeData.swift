@@ -15,11 +15,15 @@ public struct SoundscapeDecodeError: Error, Sendable, Equatable, CustomStringCon
     public var description: String { "cannot play '\(soundscape)': \(reason)" }
 }
 
-/// A soundscape's compressed Ogg Opus bytes, validated and held in memory.
+/// A soundscape's Ogg Opus file, validated and held open.
 ///
-/// Decoding from memory keeps file I/O off the audio path entirely (and a file
-/// deleted while it plays keeps playing); a 70 s loop is well under 1 MB.
-/// The bytes never change after init, so decoders on any thread may share them.
+/// Decoders read it through the open descriptor (`OpusFileHandle`), on the
+/// decoder thread, never the RT thread, so the compressed bytes stay in the
+/// page cache rather than our heap (700 KB for an 80 s loop, megabytes for
+/// long ones). The descriptor pins the file: one deleted, or replaced by a
+/// rename, while it plays keeps playing as it was; only an edit in place
+/// reaches the decoder, which then reports a decode error. Once the loop is in
+/// the PCM cache, playback does not decode at all.
 public final class SoundscapeData: @unchecked Sendable {
     public let id: SoundscapeID
     /// Linear level trim from the manifest, applied in the mixer.
@@ -29,89 +33,129 @@ public final class SoundscapeData: @unchecked Sendable {
     /// FNV-1a of the compressed bytes: names the decoded copy in the PCM cache,
     /// so an edited file never plays a stale decode.
     public let fingerprint: UInt64
-    let bytes: UnsafeMutableRawBufferPointer
+    /// Read-only, owned: closed in deinit. Readers use pread, so sharing is safe.
+    let descriptor: Int32
+    /// The file's size when it was validated.
+    let size: Int64
 
-    /// Reads the file straight into the buffer the decoders share (one copy of
-    /// the bytes in memory, never three) and validates it.
+    /// Opens and validates the file at `path`.
     public convenience init(id: SoundscapeID, gain: Float, path: String) throws(SoundscapeDecodeError) {
-        let bytes: UnsafeMutableRawBufferPointer
-        do {
-            bytes = try Self.readWholeFile(path)
-        } catch {
-            throw SoundscapeDecodeError(soundscape: id, reason: error.code == ENOENT
-                ? "the file \(path) is missing" : "cannot read \(path): \(String(cString: strerror(error.code)))")
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            let code = errno
+            throw SoundscapeDecodeError(soundscape: id, reason: code == ENOENT
+                ? "the file \(path) is missing" : "cannot read \(path): \(String(cString: strerror(code)))")
         }
-        try self.init(id: id, gain: gain, taking: bytes)
+        try self.init(id: id, gain: gain, taking: descriptor, path: path)
     }
 
-    /// Validates that `contents` is a complete, decodable Ogg Opus stream.
+    /// `contents` as if read from a file (an unlinked temporary one): for tests and tools.
     public convenience init(id: SoundscapeID, gain: Float, contents: [UInt8]) throws(SoundscapeDecodeError) {
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(contents.count, 1), alignment: 16)
-        buffer.copyBytes(from: contents)
-        try self.init(id: id, gain: gain, taking: UnsafeMutableRawBufferPointer(rebasing: buffer[..<contents.count]))
+        let directory = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
+        var template = Array("\(directory)/soundscape-XXXXXX".utf8CString)
+        let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        guard descriptor >= 0 else {
+            throw SoundscapeDecodeError(soundscape: id, reason: "cannot make a temporary file: \(String(cString: strerror(errno)))")
+        }
+        unlink(template)
+        _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
+        let written = contents.withUnsafeBytes { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let result = write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+                if result > 0 { offset += result } else if result < 0 && errno == EINTR { continue } else { break }
+            }
+            return offset == bytes.count
+        }
+        guard written else {
+            close(descriptor)
+            throw SoundscapeDecodeError(soundscape: id, reason: "cannot write a temporary file")
+        }
+        try self.init(id: id, gain: gain, taking: descriptor, path: "(memory)")
     }
 
-    /// Takes ownership of `bytes`: kept if they hold a complete, decodable Ogg
-    /// Opus stream, deallocated if not.
-    private init(id: SoundscapeID, gain: Float, taking bytes: UnsafeMutableRawBufferPointer) throws(SoundscapeDecodeError) {
+    /// Takes ownership of `descriptor`: kept if the file is a complete,
+    /// decodable Ogg Opus stream, closed if not.
+    private init(id: SoundscapeID, gain: Float, taking descriptor: Int32, path: String) throws(SoundscapeDecodeError) {
         func failure(_ reason: String) -> SoundscapeDecodeError {
-            bytes.deallocate()
+            close(descriptor)
             return SoundscapeDecodeError(soundscape: id, reason: reason)
         }
-        guard !bytes.isEmpty else { throw failure("the file is empty") }
-        if let problem = OggPageScan.truncation(in: UnsafeRawBufferPointer(bytes)) { throw failure(problem) }
-
-        var error: Int32 = 0
-        guard let file = op_open_memory(bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), bytes.count, &error) else {
-            throw failure(OpusFileError.describe(error))
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else {
+            throw failure("cannot read \(path): \(String(cString: strerror(errno)))")
         }
-        defer { op_free(file) }
-        let total = op_pcm_total(file, -1)
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            throw failure("cannot read \(path): " + (info.st_mode & S_IFMT == S_IFDIR ? "Is a directory" : "not a regular file"))
+        }
+        let size = Int64(info.st_size)
+        guard size > 0 else { throw failure("the file is empty") }
+        if let problem = OggPageScan.truncation(size: Int(size), read: { offset, buffer in
+            Self.readFully(descriptor, into: buffer, at: Int64(offset))
+        }) {
+            throw failure(problem)
+        }
+        let total: Int64
+        do {
+            let handle = try OpusFileHandle(descriptor: descriptor, size: size)
+            total = op_pcm_total(handle.file, -1)
+        } catch {
+            throw failure(OpusFileError.describe(error.code))
+        }
         guard total > 0 else {
             throw failure(total < 0 ? OpusFileError.describe(Int32(total)) : "the stream holds no audio")
+        }
+        guard let fingerprint = Self.fnv1a(descriptor, size: size) else {
+            throw failure("cannot read \(path): \(String(cString: strerror(errno)))")
         }
         self.id = id
         self.gain = gain
         self.frames = total
-        self.bytes = bytes
-        fingerprint = Self.fnv1a(UnsafeRawBufferPointer(bytes))
-    }
-
-    struct ReadError: Error { let code: Int32 }
-
-    /// The whole file in a new buffer (at least one byte long, so an empty
-    /// file is an empty buffer the validation rejects, not a null one).
-    static func readWholeFile(_ path: String) throws(ReadError) -> UnsafeMutableRawBufferPointer {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw ReadError(code: errno) }
-        defer { close(descriptor) }
-        var info = stat()
-        guard fstat(descriptor, &info) == 0 else { throw ReadError(code: errno) }
-        guard info.st_mode & S_IFMT == S_IFREG else { throw ReadError(code: EISDIR) }
-        let size = Int(info.st_size)
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(size, 1), alignment: 16)
-        var filled = 0
-        while filled < size {
-            let got = read(descriptor, buffer.baseAddress! + filled, size - filled)
-            if got > 0 {
-                filled += got
-            } else if got == 0 {
-                break   // the file shrank while we read: validation sees what is there
-            } else if errno != EINTR {
-                let code = errno
-                buffer.deallocate()
-                throw ReadError(code: code)
-            }
-        }
-        return UnsafeMutableRawBufferPointer(rebasing: buffer[..<filled])
+        self.descriptor = descriptor
+        self.size = size
+        self.fingerprint = fingerprint
     }
 
     deinit {
-        bytes.deallocate()
+        close(descriptor)
     }
 
-    static func fnv1a(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+    /// Reads until `buffer` is full or the file ends; returns the bytes read, -1 on error.
+    static func readFully(_ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) -> Int {
+        var done = 0
+        while done < buffer.count {
+            let got = pread(descriptor, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
+            if got > 0 {
+                done += got
+            } else if got == 0 {
+                break
+            } else if errno != EINTR {
+                return -1
+            }
+        }
+        return done
+    }
+
+    /// FNV-1a of the file's first `size` bytes, read in 64 KB pieces; nil if it cannot be read whole.
+    static func fnv1a(_ descriptor: Int32, size: Int64) -> UInt64? {
+        let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 16)
+        defer { chunk.deallocate() }
+        var hash = fnv1aBasis
+        var offset: Int64 = 0
+        while offset < size {
+            let want = Int(min(Int64(chunk.count), size - offset))
+            let got = readFully(descriptor, into: UnsafeMutableRawBufferPointer(rebasing: chunk[..<want]), at: offset)
+            guard got == want else { return nil }
+            hash = fnv1a(UnsafeRawBufferPointer(rebasing: chunk[..<got]), continuing: hash)
+            offset += Int64(got)
+        }
+        return hash
+    }
+
+    static let fnv1aBasis: UInt64 = 0xcbf2_9ce4_8422_2325
+
+    static func fnv1a(_ bytes: UnsafeRawBufferPointer, continuing hash: UInt64 = fnv1aBasis) -> UInt64 {
+        var hash = hash
         for byte in bytes {
             hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
         }
@@ -152,24 +196,40 @@ enum OggPageScan {
     }
 
     static func truncation(in bytes: UnsafeRawBufferPointer) -> String? {
-        guard bytes.count >= 4, bytes[0] == 0x4F, bytes[1] == 0x67, bytes[2] == 0x67, bytes[3] == 0x53 else {
+        truncation(size: bytes.count) { offset, buffer in
+            let count = min(buffer.count, bytes.count - offset)
+            buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + count)]))
+            return count
+        }
+    }
+
+    /// Walks the page headers only (27 bytes and the segment table each), so a
+    /// file is checked without reading its audio. `read(offset, buffer)` fills
+    /// what it can of `buffer` from `offset` and returns the count, -1 on error.
+    static func truncation(size: Int, read: (Int, UnsafeMutableRawBufferPointer) -> Int) -> String? {
+        let header = UnsafeMutableRawBufferPointer.allocate(byteCount: 27 + 255, alignment: 8)
+        defer { header.deallocate() }
+        func isCapture(_ count: Int) -> Bool {
+            count >= 4 && header[0] == 0x4F && header[1] == 0x67 && header[2] == 0x67 && header[3] == 0x53
+        }
+        guard size >= 4, isCapture(read(0, UnsafeMutableRawBufferPointer(rebasing: header[..<4]))) else {
             return "not an Ogg Opus file (no Ogg page at the start)"
         }
         var offset = 0
         var lastFlags: UInt8 = 0
-        while offset < bytes.count {
-            guard offset + 27 <= bytes.count else { return "truncated: the last Ogg page header is cut off" }
-            guard bytes[offset] == 0x4F, bytes[offset + 1] == 0x67, bytes[offset + 2] == 0x67, bytes[offset + 3] == 0x53 else {
-                return "damaged: no Ogg page at byte \(offset)"
-            }
-            lastFlags = bytes[offset + 5]
-            let segments = Int(bytes[offset + 26])
-            guard offset + 27 + segments <= bytes.count else { return "truncated: the last Ogg page is cut off" }
+        while offset < size {
+            guard offset + 27 <= size else { return "truncated: the last Ogg page header is cut off" }
+            let got = read(offset, UnsafeMutableRawBufferPointer(rebasing: header[..<min(header.count, size - offset)]))
+            guard got >= 27 else { return got < 0 ? "cannot read the file" : "truncated: the last Ogg page header is cut off" }
+            guard isCapture(got) else { return "damaged: no Ogg page at byte \(offset)" }
+            lastFlags = header[5]
+            let segments = Int(header[26])
+            guard offset + 27 + segments <= size, got >= 27 + segments else { return "truncated: the last Ogg page is cut off" }
             var body = 0
-            for index in 0..<segments { body += Int(bytes[offset + 27 + index]) }
+            for index in 0..<segments { body += Int(header[27 + index]) }
             let next = offset + 27 + segments + body
-            guard next <= bytes.count else {
-                return "truncated: the file ends inside an Ogg page (\(bytes.count) of \(next) bytes)"
+            guard next <= size else {
+                return "truncated: the file ends inside an Ogg page (\(size) of \(next) bytes)"
             }
             offset = next
         }

@@ -95,7 +95,32 @@ let rainID = SoundscapeID("rain")!
         let fromBytes = try SoundscapeData(id: rainID, gain: 0.78, contents: try bundledBytes("rain.opus"))
         #expect(fromFile.frames == fromBytes.frames)
         #expect(fromFile.fingerprint == fromBytes.fingerprint)
-        #expect(fromFile.bytes.count == fromBytes.bytes.count)
+        #expect(fromFile.size == fromBytes.size)
+    }
+
+    @Test func aFileDeletedOrReplacedAfterLoadingStillDecodesAsItWas() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("soundscape-pin-\(getpid())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("rain.opus").path
+        try Data(try bundledBytes("rain.opus")).write(to: URL(fileURLWithPath: path))
+
+        let pinned = try SoundscapeData(id: rainID, gain: 1, path: path)
+        // Replaced by a rename (how installs and editors save), then deleted.
+        let other = directory.appendingPathComponent("wind.opus").path
+        try Data(try bundledBytes("wind.opus")).write(to: URL(fileURLWithPath: other))
+        #expect(rename(other, path) == 0)
+        #expect(unlink(path) == 0)
+
+        let reference = try SoundscapeData(id: rainID, gain: 1, contents: try bundledBytes("rain.opus"))
+        let frames = 48_000
+        let got = UnsafeMutablePointer<Float>.allocate(capacity: frames * 2)
+        let want = UnsafeMutablePointer<Float>.allocate(capacity: frames * 2)
+        defer { got.deallocate(); want.deallocate() }
+        try OpusLoopDecoder(data: pinned, position: 96_000).read(into: got, frames: frames)
+        try OpusLoopDecoder(data: reference, position: 96_000).read(into: want, frames: frames)
+        #expect((0..<(frames * 2)).allSatisfy { got[$0] == want[$0] })
+        #expect((0..<(frames * 2)).contains { want[$0] != 0 })
     }
 
     @Test func unreadableFilesAreNamedInTheError() throws {
