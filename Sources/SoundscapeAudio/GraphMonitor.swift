@@ -21,6 +21,12 @@ final class GraphMonitor {
     private var nodes: [UInt32: NodeWatch] = [:]
     private var metadata: MetadataWatch?
     private(set) var defaultSink: String?
+    /// Our own stream nodes the registry has announced. A stream learns its node
+    /// id before the server registers the node, and the server refuses metadata
+    /// about an id it has not registered yet (ESTALE), so a target waits here
+    /// until both the node and the `default` metadata are in the registry.
+    private var announcedOwnNodes: Set<UInt32> = []
+    private var pendingTarget: (node: UInt32, sink: String?)?
     private var lastFacts: GraphFacts?
     /// Called on the loop thread whenever the facts change.
     var onChange: ((GraphFacts) -> Void)?
@@ -45,9 +51,13 @@ final class GraphMonitor {
     // MARK: Registry globals
 
     func nodeAdded(id: UInt32, properties: UnsafePointer<spa_dict>?) {
+        if lookup(properties, PW_KEY_NODE_NAME) == ownNodeName {
+            announcedOwnNodes.insert(id)
+            applyPendingTarget()
+            return
+        }
         guard let mediaClass = lookup(properties, PW_KEY_MEDIA_CLASS),
               mediaClass == "Audio/Sink" || mediaClass.hasPrefix("Stream/"),
-              lookup(properties, PW_KEY_NODE_NAME) != ownNodeName,
               nodes[id] == nil
         else { return }
         guard let watch = NodeWatch(registry: registry, id: id, monitor: self) else { return }
@@ -57,9 +67,11 @@ final class GraphMonitor {
     func metadataAdded(id: UInt32, properties: UnsafePointer<spa_dict>?) {
         guard lookup(properties, PW_KEY_METADATA_NAME) == "default", metadata == nil else { return }
         metadata = MetadataWatch(registry: registry, id: id, monitor: self)
+        applyPendingTarget()
     }
 
     func removed(id: UInt32) {
+        announcedOwnNodes.remove(id)
         if let watch = nodes.removeValue(forKey: id) {
             watch.close()
             publish()
@@ -77,7 +89,14 @@ final class GraphMonitor {
     /// Asks the session manager to link node `node` to the sink named `sink`
     /// (`target.object` in the `default` metadata, which WirePlumber follows).
     func setTarget(node: UInt32, sink: String?) {
-        metadata?.set(subject: node, key: "target.object", value: sink)
+        pendingTarget = (node, sink)
+        applyPendingTarget()
+    }
+
+    private func applyPendingTarget() {
+        guard let target = pendingTarget, let metadata, announcedOwnNodes.contains(target.node) else { return }
+        pendingTarget = nil
+        metadata.set(subject: target.node, key: "target.object", value: target.sink)
     }
 
     // MARK: Facts

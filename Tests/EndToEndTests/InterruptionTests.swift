@@ -173,6 +173,10 @@ struct InterruptionTests {
             let back = try events.next(reason: "routeChanged")
             #expect(back["route"] as? String == "headset" && back["cause"] as? String == "pinnedDeviceReturned")
             events.stop()
+            // Targets wait until the server has registered our node: metadata about
+            // an id it has only reserved is refused with ESTALE.
+            let log = try String(contentsOf: graph.logDirectory.appendingPathComponent("soundscaped.log"), encoding: .utf8)
+            #expect(!log.contains("PipeWire error"), "\(log)")
 
             let bad = try setup.daemon.ctl("set", "interruption-mode", "loud")
             #expect(bad.status == 1 && bad.stderr.contains("interruption-mode must be one of pause, duck, ignore"), "\(bad)")
