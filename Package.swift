@@ -48,7 +48,7 @@ let package = Package(
         .target(
             name: "SoundscapeAudio",
             dependencies: [
-                "SoundscapeCore", "CPipeWire", "COpusFile", "CSoundscapeShims",
+                "SoundscapeCore", "CPipeWire", "COpusFile", "CSoundscapeShims", "CSoundscapeSystem",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

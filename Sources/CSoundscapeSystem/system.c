@@ -2,6 +2,7 @@
 #include "CSoundscapeSystem.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <unistd.h>
 
 int scs_pipe2_cloexec(int fds[2]) {
@@ -14,4 +15,8 @@ int scs_spawn_addclosefrom(posix_spawn_file_actions_t *actions, int from) {
 
 int scs_spawn_addchdir(posix_spawn_file_actions_t *actions, const char *path) {
     return posix_spawn_file_actions_addchdir_np(actions, path);
+}
+
+int scs_set_thread_name(unsigned long thread, const char *name) {
+    return pthread_setname_np((pthread_t)thread, name);
 }

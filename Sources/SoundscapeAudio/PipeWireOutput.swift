@@ -1,5 +1,6 @@
 import CPipeWire
 import CSoundscapeShims
+import CSoundscapeSystem
 import Glibc
 import Logging
 import SoundscapeCore
@@ -57,8 +58,19 @@ public final class PipeWireOutput: @unchecked Sendable {
 
         threadLoop = pw_thread_loop_new("soundscaped-pw", nil)
         mainLoop = pw_thread_loop_get_loop(threadLoop)!
-        context = pw_context_new(mainLoop, makeProperties([:]), 0)
-        dataLoop = pw_data_loop_get_loop(pw_context_get_data_loop(context))!
+        // client-rt.conf loads module-rt, which gives the data thread realtime
+        // priority (RTKit, or RLIMIT_RTPRIO); plain client.conf does not on
+        // PipeWire 0.3.x. Newer releases fold it into client.conf and drop the
+        // file, so fall back to the default.
+        context = pw_context_new(mainLoop, makeProperties([PW_KEY_CONFIG_NAME: "client-rt.conf"]), 0)
+            ?? pw_context_new(mainLoop, makeProperties([:]), 0)
+        let data = pw_context_get_data_loop(context)
+        dataLoop = pw_data_loop_get_loop(data)!
+        // The data thread inherits its creator's name (a Swift concurrency
+        // worker's); give it ours so top, perf and the benchmark say what it is.
+        if let thread = pw_data_loop_get_thread(data) {
+            _ = scs_set_thread_name(UInt(bitPattern: Int(bitPattern: thread)), "soundscaped-rt")
+        }
         let wake = WakeSignal(loop: mainLoop)
         self.wake = wake
         renderer = Renderer(settings: configuration.render, wake: { wake.fire() })

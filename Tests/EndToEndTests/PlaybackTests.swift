@@ -33,6 +33,44 @@ struct PlaybackTests {
         }
     }
 
+    @Test("the data thread runs at realtime priority whenever the graph gives it to pw-play")
+    func dataThreadIsRealtime() throws {
+        try PipeWireGraph.withGraph { graph in
+            try graph.createNullSink(name: "speaker")
+            let daemon = try Soundscaped(graph: graph)
+            let process = try daemon.start()
+            try daemon.must("play")
+            let ours = try waitForValue("soundscaped's data thread, named soundscaped-rt") {
+                Self.threads(of: process.pid).first { $0.name == "soundscaped-rt" }
+            }
+
+            // Whether realtime is granted at all (RTKit, RLIMIT_RTPRIO, root) is the
+            // machine's business; pw-play, on the same graph, says what it grants.
+            let peer = try graph.spawn("pw-play", [ProductLocator.soundscapesDirectory.appendingPathComponent("rain.opus").path])
+            let peerIsRealtime = (try? waitUntil(timeout: .seconds(3), "pw-play's data thread to be realtime") {
+                Self.threads(of: peer.pid).contains { $0.policy == SCHED_FIFO || $0.policy == SCHED_RR }
+            }) != nil
+            if peerIsRealtime {
+                #expect(ours.policy == SCHED_FIFO || ours.policy == SCHED_RR, "policy \(ours.policy), pw-play's is realtime")
+            } else {
+                print("note: this machine gives pw-play no realtime priority either; nothing to compare")
+            }
+        }
+    }
+
+    /// Each thread's name and scheduling policy (field 41 of /proc/PID/task/TID/stat).
+    private static func threads(of pid: Int32) -> [(name: String, policy: Int32)] {
+        let directory = "/proc/\(pid)/task"
+        guard let tids = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return [] }
+        return tids.compactMap { tid in
+            guard let stat = try? String(contentsOfFile: "\(directory)/\(tid)/stat", encoding: .utf8),
+                  let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")") else { return nil }
+            let fields = stat[stat.index(close, offsetBy: 2)...].split(separator: " ")
+            guard fields.count > 38, let policy = Int32(fields[38]) else { return nil }
+            return (String(stat[stat.index(after: open)..<close]), policy)
+        }
+    }
+
     @Test("a played loop is decoded once into the PCM cache, and playing goes on from it across the seam")
     func loopIsCachedAndPlaysFromTheCache() throws {
         try PipeWireGraph.withGraph { graph in

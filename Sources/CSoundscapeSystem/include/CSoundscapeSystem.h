@@ -13,3 +13,6 @@ int scs_spawn_addclosefrom(posix_spawn_file_actions_t *actions, int from);
 
 /// `posix_spawn_file_actions_addchdir_np`: the child starts in `path`.
 int scs_spawn_addchdir(posix_spawn_file_actions_t *actions, const char *path);
+
+/// `pthread_setname_np` on a thread given as its `pthread_t` value (at most 15 characters).
+int scs_set_thread_name(unsigned long thread, const char *name);
