@@ -91,7 +91,8 @@ let package = Package(
                 // A smaller resident set for a process that runs for days (numbers in docs/performance.md):
                 // - no exported symbols (packaging/soundscaped.exports);
                 // - lld, so that the functions the daemon runs are laid out together
-                //   (packaging/soundscaped.order, made by scripts/order-file), and relative
+                //   (packaging/soundscaped.order and, for code without a symbol,
+                //   packaging/soundscaped-unnamed.ld, both made by scripts/order-file), and relative
                 //   relocations packed (DT_RELR, glibc 2.36 = Debian 12);
                 // - libstdc++ linked statically (packaging/link/libstdc++.so says how).
                 .unsafeFlags([
@@ -100,6 +101,7 @@ let package = Package(
                     "-Xlinker", "--version-script=\(packageRoot)/packaging/soundscaped.exports",
                     "-Xlinker", "--symbol-ordering-file=\(packageRoot)/packaging/soundscaped.order",
                     "-Xlinker", "--no-warn-symbol-ordering",
+                    "-Xlinker", "-T", "-Xlinker", "\(packageRoot)/packaging/soundscaped-unnamed.ld",
                     "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
                 ], .when(platforms: [.linux], configuration: .release)),
             ]
