@@ -11,7 +11,6 @@ import SoundscapeCore
 import SoundscapeDaemon
 import SoundscapeLibrary
 
-@main
 struct Soundscaped: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "soundscaped",
