@@ -60,47 +60,47 @@ public struct SoundscapeCatalog: Sendable {
     }
 
     private mutating func add(directory: String, origin: SoundscapeEntry.Origin, takeDefault: Bool) {
-        let base = URL(fileURLWithPath: directory, isDirectory: true)
-        let manifestURL = base.appendingPathComponent("manifest.json")
+        let base = FileSystem.absolute(directory)
+        let manifestPath = FileSystem.join(base, "manifest.json")
         var listed = Set<String>()
-        if let data = try? Data(contentsOf: manifestURL) {
+        if let bytes = FileSystem.contents(of: manifestPath) {
             do {
-                let manifest = try JSONDecoder().decode(Manifest.self, from: data)
+                let manifest = try JSONDecoder().decode(Manifest.self, from: Data(bytes))
                 for item in manifest.soundscapes {
                     // A refused entry's file must not come back as a bare file under another name.
                     listed.insert(item.file)
                     guard let id = SoundscapeID(item.id) else {
-                        problems.append("\(manifestURL.path): invalid soundscape id '\(item.id)'")
+                        problems.append("\(manifestPath): invalid soundscape id '\(item.id)'")
                         continue
                     }
                     guard !item.file.contains("/") else {
-                        problems.append("\(manifestURL.path): '\(item.id)' names a file outside its directory")
+                        problems.append("\(manifestPath): '\(item.id)' names a file outside its directory")
                         continue
                     }
                     let gain = item.gain ?? 1
                     guard gain > 0, gain <= 1 else {
-                        problems.append("\(manifestURL.path): '\(item.id)' has gain \(gain), expected 0 < gain ≤ 1")
+                        problems.append("\(manifestPath): '\(item.id)' has gain \(gain), expected 0 < gain ≤ 1")
                         continue
                     }
                     insert(SoundscapeEntry(id: id, title: item.title ?? item.id,
-                                           path: base.appendingPathComponent(item.file).path,
+                                           path: FileSystem.join(base, item.file),
                                            gain: gain, origin: origin))
                 }
                 if takeDefault, let name = manifest.default, let id = SoundscapeID(name) {
                     defaultID = id
                 }
             } catch {
-                problems.append("\(manifestURL.path): \(error)")
+                problems.append("\(manifestPath): \(error)")
             }
         }
-        let files = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        let files = FileSystem.entries(of: directory) ?? []
         for file in files.sorted() where file.hasSuffix(".opus") && !listed.contains(file) {
             let name = String(file.dropLast(".opus".count))
             guard let id = SoundscapeID(name) else {
                 problems.append("\(directory)/\(file): the name is not usable as a soundscape id")
                 continue
             }
-            insert(SoundscapeEntry(id: id, title: name, path: base.appendingPathComponent(file).path,
+            insert(SoundscapeEntry(id: id, title: name, path: FileSystem.join(base, file),
                                    gain: 1, origin: origin))
         }
     }

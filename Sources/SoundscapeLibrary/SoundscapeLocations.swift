@@ -1,9 +1,4 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-import Glibc
+import SoundscapeCore
 
 extension SoundscapeCatalog.Locations {
     /// Where soundscapes are looked for by default:
@@ -26,21 +21,19 @@ extension SoundscapeCatalog.Locations {
     }
 
     static func builtinDirectory(executablePath: String) -> String? {
-        let fileManager = FileManager.default
-        func hasManifest(_ url: URL) -> Bool {
-            fileManager.fileExists(atPath: url.appendingPathComponent("manifest.json").path)
+        func hasManifest(_ directory: String) -> Bool {
+            FileSystem.exists(FileSystem.join(directory, "manifest.json"))
         }
-        let executable = URL(fileURLWithPath: executablePath).resolvingSymlinksInPath()
-        var directory = executable.deletingLastPathComponent()
+        let executable = FileSystem.resolved(FileSystem.absolute(executablePath))
+        var directory = FileSystem.parent(executable)
         for _ in 0..<6 {
-            let candidate = directory.appendingPathComponent("soundscapes")
-            if hasManifest(candidate) { return candidate.path }
-            directory.deleteLastPathComponent()
+            let candidate = FileSystem.join(directory, "soundscapes")
+            if hasManifest(candidate) { return candidate }
+            directory = FileSystem.parent(directory)
         }
-        let prefixShare = executable.deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("share/soundscaped/soundscapes")
-        if hasManifest(prefixShare) { return prefixShare.path }
-        let system = URL(fileURLWithPath: "/usr/share/soundscaped/soundscapes")
-        return hasManifest(system) ? system.path : nil
+        let prefixShare = FileSystem.join(FileSystem.parent(FileSystem.parent(executable)), "share/soundscaped/soundscapes")
+        if hasManifest(prefixShare) { return prefixShare }
+        let system = "/usr/share/soundscaped/soundscapes"
+        return hasManifest(system) ? system : nil
     }
 }

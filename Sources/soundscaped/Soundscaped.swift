@@ -109,7 +109,7 @@ struct Soundscaped: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let environment = ProcessInfo.processInfo.environment
+        let environment = FileSystem.environment()
         guard let socketPath = DaemonPaths.socket(explicit: socket, environment: environment) else {
             throw ValidationError("XDG_RUNTIME_DIR is not set: pass --socket PATH or set SOUNDSCAPED_SOCKET")
         }
@@ -131,8 +131,7 @@ struct Soundscaped: AsyncParsableCommand {
         if let apps = voipApplications.map(ConfigFile.list) ?? file.voipApplications {
             output.callDetection.applications = apps
         }
-        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
-            ?? CommandLine.arguments[0]
+        let executable = FileSystem.linkTarget("/proc/self/exe") ?? CommandLine.arguments[0]
         let options = DaemonOptions(
             socketPath: socketPath,
             stateDirectory: stateDirectory,
@@ -157,7 +156,7 @@ struct Soundscaped: AsyncParsableCommand {
             path = nil
         }
         if let path {
-            if let text = try? String(contentsOfFile: path, encoding: .utf8) {
+            if let text = FileSystem.text(of: path) {
                 do {
                     file = try ConfigFile(parsing: text)
                 } catch {

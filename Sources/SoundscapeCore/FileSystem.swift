@@ -1,0 +1,106 @@
+import Glibc
+
+/// The few file-system calls the daemon makes at startup and on every catalog
+/// scan, straight on POSIX. FoundationEssentials' URL, FileManager and
+/// String-from-file would do, but each lives in a large object file that
+/// becomes resident for good once touched (see docs/performance.md).
+public enum FileSystem {
+    /// The whole file, or nil if it cannot be opened or read.
+    public static func contents(of path: String) -> [UInt8]? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(Int(info.st_size))
+        var chunk = [UInt8](repeating: 0, count: 16_384)
+        while true {
+            let got = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if got > 0 {
+                bytes.append(contentsOf: chunk[..<got])
+            } else if got == 0 {
+                return bytes
+            } else if errno != EINTR {
+                return nil
+            }
+        }
+    }
+
+    /// The file as UTF-8 text, or nil if it cannot be read or is not UTF-8.
+    public static func text(of path: String) -> String? {
+        contents(of: path).flatMap { String(validating: $0, as: UTF8.self) }
+    }
+
+    /// The names in a directory (no "." or ".."), or nil if it cannot be listed.
+    public static func entries(of directory: String) -> [String]? {
+        guard let stream = opendir(directory) else { return nil }
+        defer { closedir(stream) }
+        var names: [String] = []
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(cString: raw.baseAddress!.assumingMemoryBound(to: CChar.self))
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    public static func exists(_ path: String) -> Bool {
+        access(path, F_OK) == 0
+    }
+
+    /// `path` with symbolic links resolved (`realpath`), or as given if it cannot be.
+    public static func resolved(_ path: String) -> String {
+        guard let resolved = realpath(path, nil) else { return path }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    /// Where a symbolic link points (`readlink`), or nil.
+    public static func linkTarget(_ path: String) -> String? {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let length = readlink(path, &buffer, buffer.count - 1)
+        guard length >= 0 else { return nil }
+        return String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// `path` made absolute against the working directory, as `URL(fileURLWithPath:)` did.
+    public static func absolute(_ path: String) -> String {
+        guard !path.hasPrefix("/") else { return path }
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        guard getcwd(&buffer, buffer.count) != nil else { return path }
+        let directory = String(cString: buffer)
+        return path.isEmpty || path == "." ? directory : join(directory, path)
+    }
+
+    /// `directory/name`, with exactly one slash between them.
+    public static func join(_ directory: String, _ name: String) -> String {
+        var directory = directory
+        while directory.count > 1 && directory.hasSuffix("/") { directory.removeLast() }
+        return directory == "/" ? "/" + name : directory + "/" + name
+    }
+
+    /// The directory that holds `path` ("/" for "/" and for top-level names).
+    public static func parent(_ path: String) -> String {
+        var path = path
+        while path.count > 1 && path.hasSuffix("/") { path.removeLast() }
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
+    /// The process's environment, as `ProcessInfo.processInfo.environment` gives it.
+    public static func environment() -> [String: String] {
+        var result: [String: String] = [:]
+        var entry = environ
+        while let pointer = entry.pointee {
+            let pair = String(cString: pointer)
+            if let equals = pair.firstIndex(of: "=") {
+                let name = String(pair[..<equals])
+                if result[name] == nil { result[name] = String(pair[pair.index(after: equals)...]) }
+            }
+            entry += 1
+        }
+        return result
+    }
+}
