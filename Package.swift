@@ -121,7 +121,7 @@ let package = Package(
         // MARK: Tests
         .testTarget(name: "SoundscapeCoreTests", dependencies: ["SoundscapeCore"]),
         .testTarget(name: "VarlinkTests", dependencies: [
-            "Varlink",
+            "Varlink", "TestSupport",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOEmbedded", package: "swift-nio"),
         ]),
@@ -129,7 +129,7 @@ let package = Package(
         .testTarget(name: "SoundscapeAudioTests", dependencies: ["SoundscapeAudio", "SoundscapeLibrary"]),
         .testTarget(name: "SoundscapeLibraryTests", dependencies: ["SoundscapeLibrary", "SoundscapeCore"]),
         .testTarget(name: "SystemdTests", dependencies: ["SoundscapeDaemon"]),
-        .testTarget(name: "SoundscapeDaemonTests", dependencies: ["SoundscapeDaemon", "SoundscapeCore"]),
+        .testTarget(name: "SoundscapeDaemonTests", dependencies: ["SoundscapeDaemon", "SoundscapeCore", "TestSupport"]),
         .target(name: "TestSupport", dependencies: ["SoundscapeCore"], path: "Tests/TestSupport"),
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "SoundscapeCore", "Varlink"],
                     exclude: ["Fixtures"]),

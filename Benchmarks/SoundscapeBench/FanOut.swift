@@ -89,30 +89,9 @@ final class SubscriberHandler: ChannelInboundHandler {
     private static let errorKey = Array("\"error\":".utf8)
 
     /// The number after the first `"seq":` (cheap: no JSON decoding on the loop).
-    static func seq(in message: [UInt8]) -> UInt64? {
-        guard let at = find(seqKey, in: message) else { return nil }
-        var i = at + seqKey.count
-        while i < message.count, message[i] == UInt8(ascii: " ") { i += 1 }
-        var value: UInt64 = 0
-        var digits = 0
-        while i < message.count, message[i] >= 48, message[i] <= 57 {
-            value = value * 10 + UInt64(message[i] - 48)
-            digits += 1
-            i += 1
-        }
-        return digits > 0 ? value : nil
-    }
+    static func seq(in message: [UInt8]) -> UInt64? { FrameScan.number(after: seqKey, in: message) }
 
-    static func isError(_ message: [UInt8]) -> Bool { find(errorKey, in: message) != nil }
-
-    static func find(_ needle: [UInt8], in haystack: [UInt8]) -> Int? {
-        guard haystack.count >= needle.count else { return nil }
-        outer: for i in 0...(haystack.count - needle.count) {
-            for j in 0..<needle.count where haystack[i + j] != needle[j] { continue outer }
-            return i
-        }
-        return nil
-    }
+    static func isError(_ message: [UInt8]) -> Bool { FrameScan.find(errorKey, in: message) != nil }
 }
 
 struct FanOutResult: Codable, Sendable {

@@ -285,7 +285,7 @@ enum OpusFile {
         guard let data = FileManager.default.contents(atPath: path) else { return nil }
         let b = [UInt8](data)
         func u64(_ o: Int) -> UInt64 { (0..<8).reduce(UInt64(0)) { $0 | UInt64(b[o + $1]) << (8 * UInt64($1)) } }
-        guard let head = SubscriberHandler.find(Array("OpusHead".utf8), in: Array(b.prefix(4096))),
+        guard let head = FrameScan.find(Array("OpusHead".utf8), in: Array(b.prefix(4096))),
               head + 12 <= b.count
         else { return nil }
         let preSkip = UInt64(b[head + 10]) | UInt64(b[head + 11]) << 8

@@ -100,7 +100,7 @@ public final class PCMCache: Sendable {
         header[0] = Self.magic.littleEndian
         header[1] = UInt64(data.frames).littleEndian
         header[2] = data.fingerprint.littleEndian
-        guard header.withUnsafeBytes({ writeAll(descriptor, $0) }) else {
+        guard header.withUnsafeBytes({ FileSystem.writeAll(descriptor, $0) }) else {
             return .failure(String(cString: strerror(errno)))
         }
         let chunkFrames = 16_384
@@ -110,7 +110,7 @@ public final class PCMCache: Sendable {
         while done < data.frames {
             let frames = Int(min(Int64(chunkFrames), data.frames - done))
             do { try decoder.read(into: chunk, frames: frames) } catch { return .failure(error.reason) }
-            guard writeAll(descriptor, UnsafeRawBufferPointer(start: chunk, count: frames * Self.bytesPerFrame)) else {
+            guard FileSystem.writeAll(descriptor, UnsafeRawBufferPointer(start: chunk, count: frames * Self.bytesPerFrame)) else {
                 return .failure(String(cString: strerror(errno)))
             }
             done += Int64(frames)
@@ -126,27 +126,12 @@ public final class PCMCache: Sendable {
         return .success
     }
 
-    private func writeAll(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
-        var offset = 0
-        while offset < bytes.count {
-            let written = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
-            if written < 0 {
-                if errno == EINTR { continue }
-                return false
-            }
-            offset += written
-        }
-        return true
-    }
-
     /// Removes other versions of the same soundscape and, beyond
     /// `maximumFiles`, the oldest files.
     private func prune(keeping kept: String, soundscape: SoundscapeID) {
-        guard let directoryStream = opendir(directory) else { return }
-        defer { closedir(directoryStream) }
+        guard let names = FileSystem.entries(of: directory) else { return }
         var files: [(path: String, modified: Int)] = []
-        while let entry = readdir(directoryStream) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        for name in names {
             guard name.hasSuffix(".f32") else { continue }
             let path = "\(directory)/\(name)"
             guard path != kept else { continue }

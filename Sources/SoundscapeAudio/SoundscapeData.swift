@@ -59,15 +59,7 @@ public final class SoundscapeData: @unchecked Sendable {
         }
         unlink(template)
         _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
-        let written = contents.withUnsafeBytes { bytes in
-            var offset = 0
-            while offset < bytes.count {
-                let result = write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
-                if result > 0 { offset += result } else if result < 0 && errno == EINTR { continue } else { break }
-            }
-            return offset == bytes.count
-        }
-        guard written else {
+        guard contents.withUnsafeBytes({ FileSystem.writeAll(descriptor, $0) }) else {
             close(descriptor)
             throw SoundscapeDecodeError(soundscape: id, reason: "cannot write a temporary file")
         }
@@ -91,7 +83,7 @@ public final class SoundscapeData: @unchecked Sendable {
         let size = Int64(info.st_size)
         guard size > 0 else { throw failure("the file is empty") }
         if let problem = OggPageScan.truncation(size: Int(size), read: { offset, buffer in
-            Self.readFully(descriptor, into: buffer, at: Int64(offset))
+            FileSystem.read(descriptor, into: buffer, at: Int64(offset))
         }) {
             throw failure(problem)
         }
@@ -120,22 +112,6 @@ public final class SoundscapeData: @unchecked Sendable {
         close(descriptor)
     }
 
-    /// Reads until `buffer` is full or the file ends; returns the bytes read, -1 on error.
-    static func readFully(_ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) -> Int {
-        var done = 0
-        while done < buffer.count {
-            let got = pread(descriptor, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
-            if got > 0 {
-                done += got
-            } else if got == 0 {
-                break
-            } else if errno != EINTR {
-                return -1
-            }
-        }
-        return done
-    }
-
     /// FNV-1a of the file's first `size` bytes, read in 64 KB pieces; nil if it cannot be read whole.
     static func fnv1a(_ descriptor: Int32, size: Int64) -> UInt64? {
         let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 16)
@@ -144,7 +120,7 @@ public final class SoundscapeData: @unchecked Sendable {
         var offset: Int64 = 0
         while offset < size {
             let want = Int(min(Int64(chunk.count), size - offset))
-            let got = readFully(descriptor, into: UnsafeMutableRawBufferPointer(rebasing: chunk[..<want]), at: offset)
+            let got = FileSystem.read(descriptor, into: UnsafeMutableRawBufferPointer(rebasing: chunk[..<want]), at: offset)
             guard got == want else { return nil }
             hash = fnv1a(UnsafeRawBufferPointer(rebasing: chunk[..<got]), continuing: hash)
             offset += Int64(got)
@@ -192,13 +168,9 @@ enum OpusFileError {
 /// a whole page with the end-of-stream flag.
 enum OggPageScan {
     static func truncation(in bytes: [UInt8]) -> String? {
-        bytes.withUnsafeBytes { truncation(in: $0) }
-    }
-
-    static func truncation(in bytes: UnsafeRawBufferPointer) -> String? {
         truncation(size: bytes.count) { offset, buffer in
             let count = min(buffer.count, bytes.count - offset)
-            buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + count)]))
+            buffer.copyBytes(from: bytes[offset..<(offset + count)])
             return count
         }
     }

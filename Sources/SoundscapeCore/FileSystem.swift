@@ -1,9 +1,11 @@
 import Glibc
 
-/// The few file-system calls the daemon makes at startup and on every catalog
-/// scan, straight on POSIX. FoundationEssentials' URL, FileManager and
-/// String-from-file would do, but each lives in a large object file that
-/// becomes resident for good once touched (see docs/performance.md).
+/// The daemon's file-system calls, straight on POSIX: at startup, on every
+/// catalog scan, and for the soundscape and PCM cache files (on the decoder
+/// and cache threads, never the RT thread). FoundationEssentials' URL,
+/// FileManager and String-from-file would do, but each lives in a large
+/// object file that becomes resident for good once touched (see
+/// docs/performance.md).
 public enum FileSystem {
     /// The whole file, or nil if it cannot be opened or read.
     public static func contents(of path: String) -> [UInt8]? {
@@ -16,7 +18,7 @@ public enum FileSystem {
         bytes.reserveCapacity(Int(info.st_size))
         var chunk = [UInt8](repeating: 0, count: 16_384)
         while true {
-            let got = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            let got = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
             if got > 0 {
                 bytes.append(contentsOf: chunk[..<got])
             } else if got == 0 {
@@ -38,12 +40,40 @@ public enum FileSystem {
         defer { closedir(stream) }
         var names: [String] = []
         while let entry = readdir(stream) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(cString: raw.baseAddress!.assumingMemoryBound(to: CChar.self))
-            }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
             if name != "." && name != ".." { names.append(name) }
         }
         return names
+    }
+
+    /// Reads at `offset` until `buffer` is full or the file ends; the bytes read, or -1 on an error.
+    public static func read(_ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) -> Int {
+        var done = 0
+        while done < buffer.count {
+            let got = pread(descriptor, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
+            if got > 0 {
+                done += got
+            } else if got == 0 {
+                break
+            } else if errno != EINTR {
+                return -1
+            }
+        }
+        return done
+    }
+
+    /// Writes all of `bytes` (retrying short writes and EINTR); false on an error.
+    public static func writeAll(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let written = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+            if written < 0 {
+                if errno == EINTR { continue }
+                return false
+            }
+            offset += written
+        }
+        return true
     }
 
     public static func exists(_ path: String) -> Bool {

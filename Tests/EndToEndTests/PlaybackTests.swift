@@ -58,16 +58,14 @@ struct PlaybackTests {
         }
     }
 
-    /// Each thread's name and scheduling policy (field 41 of /proc/PID/task/TID/stat).
+    /// Each thread's name and scheduling policy.
     private static func threads(of pid: Int32) -> [(name: String, policy: Int32)] {
         let directory = "/proc/\(pid)/task"
         guard let tids = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return [] }
         return tids.compactMap { tid in
-            guard let stat = try? String(contentsOfFile: "\(directory)/\(tid)/stat", encoding: .utf8),
-                  let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")") else { return nil }
-            let fields = stat[stat.index(close, offsetBy: 2)...].split(separator: " ")
-            guard fields.count > 38, let policy = Int32(fields[38]) else { return nil }
-            return (String(stat[stat.index(after: open)..<close]), policy)
+            guard let stat = ProcStat(path: "\(directory)/\(tid)/stat"),
+                  let policy = stat.field(41).flatMap({ Int32($0) }) else { return nil }
+            return (stat.name, policy)
         }
     }
 

@@ -62,17 +62,15 @@ struct SignerTests {
 
     static func isAlive(_ pid: Int) -> Bool {
         // A zombie has exited; only a process that still runs counts.
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return false }
-        let state = stat.split(separator: ")").last?.split(separator: " ").first
-        return state != "Z"
+        guard let stat = ProcStat(path: "/proc/\(pid)/stat") else { return false }
+        return stat.field(3) != "Z"
     }
 
     static func groupMembers(_ group: Int) -> [Int] {
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
         return entries.compactMap(Int.init).filter { pid in
-            guard isAlive(pid), let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return false }
-            let fields = stat.split(separator: ")").last?.split(separator: " ") ?? []
-            return fields.count > 3 && Int(fields[2]) == group  // state, ppid, pgrp
+            guard isAlive(pid), let pgrp = ProcStat(path: "/proc/\(pid)/stat")?.field(5) else { return false }
+            return Int(pgrp) == group
         }
     }
 

@@ -2,28 +2,7 @@ import Foundation
 import Testing
 import SoundscapeCore
 @testable import SoundscapeDaemon
-
-/// A wait that took too long; its description says what was being waited for.
-struct TimeoutError: Error, CustomStringConvertible {
-    let what: String
-    let seconds: Double
-    var description: String { "timed out after \(seconds)s waiting for \(what)" }
-}
-
-/// Runs `body`, cancelling it and throwing ``TimeoutError`` if it takes longer than `seconds`.
-/// The sleep here is only the watchdog; `body` finishes as soon as its work does.
-func withTimeout<T: Sendable>(_ what: String, seconds: Double = 10,
-                              _ body: @escaping @Sendable () async throws -> T) async throws -> T {
-    try await withThrowingTaskGroup(of: T.self) { group in
-        group.addTask { try await body() }
-        group.addTask {
-            try await Task.sleep(for: .seconds(seconds))
-            throw TimeoutError(what: what, seconds: seconds)
-        }
-        defer { group.cancelAll() }
-        return try await group.next()!
-    }
-}
+import TestSupport
 
 /// Yields until `condition` holds, failing after `seconds`.
 func eventually(_ what: String, seconds: Double = 5, _ condition: @escaping @Sendable () -> Bool) async throws {
@@ -281,7 +260,7 @@ extension EventHub.Subscription {
         let publishers = 8, perPublisher = 100
         let hub = Self.hub()
         let subscriptions = (0..<4).map { _ in hub.subscribe(queueLimit: publishers * perPublisher + 10) }
-        let returned = try await withTimeout("concurrent publishers") {
+        let returned = try await withTimeout("concurrent publishers", seconds: 10) {
             try await withThrowingTaskGroup(of: [UInt64].self) { group in
                 for publisher in 0..<publishers {
                     group.addTask {

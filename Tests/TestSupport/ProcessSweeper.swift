@@ -56,10 +56,8 @@ public enum ProcessSweeper {
     /// True if `pid` exists and is not a zombie.
     public static func isAlive(_ pid: Int32) -> Bool {
         guard kill(pid, 0) == 0 || errno == EPERM else { return false }
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-            let close = stat.lastIndex(of: ")")
-        else { return true }
-        let state = stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).first
+        guard let stat = ProcStat(path: "/proc/\(pid)/stat") else { return true }
+        let state = stat.field(3)?.first
         return state != "Z" && state != "X"
     }
 

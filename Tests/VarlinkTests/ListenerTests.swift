@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Varlink
+import TestSupport
 
 /// Preparing, guarding and cleaning up the listening socket.
 @Suite struct ListenerTests {

@@ -1,5 +1,6 @@
 import Testing
 @testable import Varlink
+import TestSupport
 
 /// Misbehaving clients: each may hurt only its own connection.
 @Suite struct RobustnessTests {

@@ -1,4 +1,5 @@
 @testable import Varlink
+import TestSupport
 
 /// A small interface exercising what handlers do: plain replies, streams, failures, large
 /// replies, and waiting until the client leaves. It reports what happened inside the server

@@ -1,5 +1,6 @@
 import Foundation
 @testable import Varlink
+import TestSupport
 
 let testServiceInfo = VarlinkServer.ServiceInfo(
     vendor: "Example Vendor",

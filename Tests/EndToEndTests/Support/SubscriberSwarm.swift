@@ -64,39 +64,13 @@ final class SubscriberSwarm: @unchecked Sendable {
                     buffers[index].removeSubrange(...end)
                 }
                 for frame in frames {
-                    if let seq = Self.number(after: Array(#""seq":"#.utf8), in: frame) {
+                    if let seq = FrameScan.number(after: Array(#""seq":"#.utf8), in: frame).map({ Int($0) }) {
                         seqs.withLock { $0[index].append(seq) }
-                    } else if let name = Self.string(after: Array(#""error":""#.utf8), in: frame) {
+                    } else if let name = FrameScan.string(after: Array(#""error":""#.utf8), in: frame) {
                         errors.withLock { $0[index] = name }
                     }
                 }
             }
         }
-    }
-
-    private static func number(after key: [UInt8], in frame: [UInt8]) -> Int? {
-        guard let start = find(key, in: frame) else { return nil }
-        var value = 0
-        var index = start
-        var digits = 0
-        while index < frame.count, frame[index] >= 0x30, frame[index] <= 0x39 {
-            value = value * 10 + Int(frame[index] - 0x30)
-            index += 1
-            digits += 1
-        }
-        return digits > 0 ? value : nil
-    }
-
-    private static func string(after key: [UInt8], in frame: [UInt8]) -> String? {
-        guard let start = find(key, in: frame), let end = frame[start...].firstIndex(of: UInt8(ascii: "\"")) else { return nil }
-        return String(decoding: frame[start..<end], as: UTF8.self)
-    }
-
-    private static func find(_ key: [UInt8], in frame: [UInt8]) -> Int? {
-        guard frame.count >= key.count else { return nil }
-        for offset in 0...(frame.count - key.count) where frame[offset] == key[0] {
-            if Array(frame[offset..<(offset + key.count)]) == key { return offset + key.count }
-        }
-        return nil
     }
 }
