@@ -5,6 +5,7 @@ import Foundation
 #endif
 import Glibc
 import Logging
+import NIOCore
 import NIOPosix
 import ServiceLifecycle
 import SoundscapeAudio
@@ -42,7 +43,11 @@ public struct DaemonOptions: Sendable {
 public enum Daemon {
     public static let version = "0.1.0"
 
-    public static func run(options: DaemonOptions, environment: [String: String]) async throws {
+    /// `signals` says who turns SIGTERM/SIGINT into a graceful shutdown. The sockets
+    /// and the signer's pipes share the event loop Swift concurrency runs on when
+    /// `EventLoopConcurrency` is installed, else get a one-thread group of their own.
+    public static func run(options: DaemonOptions, environment: [String: String],
+                           signals: ShutdownSignals = .serviceLifecycle) async throws {
         let journal = DaemonLogHandler.stderrIsJournal(environment: environment)
         LoggingSystem.bootstrap { label in
             DaemonLogHandler(label: label, level: options.logLevel, journal: journal)
@@ -78,7 +83,8 @@ public enum Daemon {
         let output = PipeWireOutput(configuration: options.output, logger: Logger(label: "soundscaped.audio"),
                                     events: outputSink)
         let hub = EventHub(initialStatus: nil)
-        let eventLoopGroup = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let ownGroup = EventLoopConcurrency.isInstalled ? nil : MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let eventLoopGroup: any EventLoopGroup = ownGroup ?? EventLoopConcurrency.eventLoopGroup
         let signerHost = try options.signer.map {
             try SignerHost(configuration: $0, baseEnvironment: environment, socketPath: options.socketPath, hub: hub,
                            eventLoopGroup: eventLoopGroup, logger: Logger(label: "soundscaped.signer"))
@@ -115,17 +121,26 @@ public enum Daemon {
         // Last: the group stops services in reverse order, so STOPPING=1 goes out first.
         services.append(.init(service: systemd))
 
+        let shutdownRequest: ShutdownRequest?
+        switch signals {
+        case .serviceLifecycle: shutdownRequest = nil
+        case .external(let request): shutdownRequest = request
+        }
         let group = ServiceGroup(configuration: .init(
             services: services,
-            gracefulShutdownSignals: [.sigterm, .sigint],
+            gracefulShutdownSignals: shutdownRequest == nil ? [.sigterm, .sigint] : [],
             logger: logger))
+        if shutdownRequest?.attach(group) == true {
+            await group.triggerGracefulShutdown()
+        }
+        defer { shutdownRequest?.detach() }
         do {
             try await group.run()
         } catch {
-            try? await eventLoopGroup.shutdownGracefully()
+            try? await ownGroup?.shutdownGracefully()
             throw error
         }
-        try? await eventLoopGroup.shutdownGracefully()
+        try? await ownGroup?.shutdownGracefully()
     }
 
     /// Hundreds of subscribers each hold a socket; the usual soft limit of 1024

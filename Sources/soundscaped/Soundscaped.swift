@@ -12,6 +12,9 @@ import SoundscapeDaemon
 import SoundscapeLibrary
 
 struct Soundscaped: AsyncParsableCommand {
+    /// Set by main.swift before the command runs.
+    nonisolated(unsafe) static var signals = ShutdownSignals.serviceLifecycle
+
     static let configuration = CommandConfiguration(
         commandName: "soundscaped",
         abstract: "Keep-alive soundscape service: plays looping ambient soundscapes through PipeWire.",
@@ -139,7 +142,7 @@ struct Soundscaped: AsyncParsableCommand {
             logLevel: Logger.Level(rawValue: logLevel) ?? .info,
             output: output,
             signer: signer)
-        try await Daemon.run(options: options, environment: environment)
+        try await Daemon.run(options: options, environment: environment, signals: Self.signals)
     }
 
     /// The config file (empty when the default one does not exist). A bad file refuses to start.
