@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 int scs_pipe2_cloexec(int fds[2]) {
@@ -19,4 +20,9 @@ int scs_spawn_addchdir(posix_spawn_file_actions_t *actions, const char *path) {
 
 int scs_set_thread_name(unsigned long thread, const char *name) {
     return pthread_setname_np((pthread_t)thread, name);
+}
+
+ssize_t scs_pread_nowait(int fd, void *buffer, size_t count, off_t offset) {
+    struct iovec vector = { .iov_base = buffer, .iov_len = count };
+    return preadv2(fd, &vector, 1, offset, RWF_NOWAIT);
 }

@@ -29,10 +29,33 @@ final class LoopSource {
     }
 
     /// Whether samples come from the cache (for tests and logs).
-    var isCached: Bool { reader != nil }
+    var isCached: Bool { reader != nil || isLent }
+
+    /// The cache reader is lent out (see `lendReader`); `read` must not be called.
+    private(set) var isLent = false
+
+    /// Hands the cache reader to another owner (the data thread, which refills
+    /// from the page cache without waiting). Nil while this voice still decodes,
+    /// or where the file system cannot read without waiting.
+    func lendReader() -> PCMLoopReader? {
+        guard !isLent else { return nil }
+        adoptFinishedBuild()
+        guard let reader, !reader.nonBlockingReadsUnsupported else { return nil }
+        self.reader = nil
+        isLent = true
+        return reader
+    }
+
+    /// Takes back the reader `lendReader` gave, at the position it reached.
+    func takeBack(_ reader: PCMLoopReader) {
+        precondition(isLent, "a reader came back that was never lent")
+        self.reader = reader
+        isLent = false
+    }
 
     /// Fills `frames` stereo frames at `destination`, wrapping at the loop end.
     func read(into destination: UnsafeMutablePointer<Float>, frames: Int) throws(SoundscapeDecodeError) {
+        precondition(!isLent, "read from a voice whose reader is lent out")
         adoptFinishedBuild()
         var done = 0
         if let reader {

@@ -1,3 +1,4 @@
+import CSoundscapeSystem
 import Glibc
 import Logging
 import SoundscapeCore
@@ -190,12 +191,16 @@ final class PCMCacheBuild: @unchecked Sendable {
     }
 }
 
-/// Reads a cached loop endlessly, wrapping at its end. Runs where the decoder
-/// would (the loop thread), never on the RT thread.
+/// Reads a cached loop endlessly, wrapping at its end. One thread at a time
+/// owns it: the loop thread, which may block in `read`, or (lent through
+/// `DataThreadRefill`) PipeWire's data thread, which only calls
+/// `readWithoutWaiting`.
 final class PCMLoopReader {
     private let descriptor: Int32
     private let frames: Int64
     private(set) var position: Int64
+    /// Set when the file system refused a non-blocking read: not lent again.
+    private(set) var nonBlockingReadsUnsupported = false
 
     /// Checks the header and size against `data`; nil when they disagree.
     init?(descriptor: Int32, data: SoundscapeData, position: Int64) {
@@ -225,12 +230,78 @@ final class PCMLoopReader {
         let framesRead: Int
     }
 
+    /// The frames readable from `position` before the loop's end (at most
+    /// `limit`), and the file offset of the first.
+    private func nextRun(upTo limit: Int) -> (frames: Int, offset: off_t) {
+        let run = Int(min(Int64(limit), frames - position))
+        return (run, off_t(PCMCache.headerBytes) + off_t(position) * off_t(PCMCache.bytesPerFrame))
+    }
+
+    private func advance(by framesRead: Int) {
+        position += Int64(framesRead)
+        if position == frames { position = 0 }
+    }
+
+    /// Why `readWithoutWaiting` stopped short.
+    enum Shortfall {
+        /// The rest is not in the page cache; a blocking read would wait for the disk.
+        case wouldBlock
+        /// The file system does not do non-blocking reads.
+        case unsupported
+        /// A real error, which a blocking `read` will meet and report.
+        case failed
+    }
+
+    /// Fills up to `count` frames at `destination` from the page cache only,
+    /// wrapping at the loop's end; never waits for the disk. Returns the frames
+    /// delivered and, when short, why. Real-time safe: a system call, no
+    /// allocation, no lock.
+    func readWithoutWaiting(into destination: UnsafeMutablePointer<Float>, frames count: Int) -> (frames: Int, shortfall: Shortfall?) {
+        var done = 0
+        while done < count {
+            let (run, offset) = nextRun(upTo: count - done)
+            let got = scs_pread_nowait(descriptor, destination + done * 2, run * PCMCache.bytesPerFrame, offset)
+            if got < 0 {
+                switch errno {
+                case EINTR: continue
+                case EAGAIN: return (done, .wouldBlock)
+                case EOPNOTSUPP, ENOSYS, EINVAL:
+                    nonBlockingReadsUnsupported = true
+                    return (done, .unsupported)
+                default: return (done, .failed)
+                }
+            }
+            // Part of a page may be cached; a partial frame is read again next time.
+            let framesRead = got / PCMCache.bytesPerFrame
+            guard framesRead > 0 else { return (done, got == 0 ? .failed : .wouldBlock) }
+            done += framesRead
+            advance(by: framesRead)
+        }
+        return (done, nil)
+    }
+
+    /// Asks the kernel to start reading the next `count` frames into the page
+    /// cache, without waiting for them, so the next `readWithoutWaiting` finds
+    /// them there: a loop heard once a minute or more is cold to the kernel, and
+    /// its pages do not stay cached from one pass to the next.
+    func prefetch(frames count: Int) {
+        var start = position
+        var remaining = Int64(count)
+        while remaining > 0 {
+            let run = min(remaining, frames - start)
+            let offset = off_t(PCMCache.headerBytes) + off_t(start) * off_t(PCMCache.bytesPerFrame)
+            _ = posix_fadvise(descriptor, offset, off_t(run) * off_t(PCMCache.bytesPerFrame), POSIX_FADV_WILLNEED)
+            remaining -= run
+            start = (start + run) % frames
+            if run == 0 { break }
+        }
+    }
+
     /// Fills `count` frames at `destination`, wrapping at the loop's end.
     func read(into destination: UnsafeMutablePointer<Float>, frames count: Int) throws(ReadError) {
         var done = 0
         while done < count {
-            let run = Int(min(Int64(count - done), frames - position))
-            let offset = off_t(PCMCache.headerBytes) + off_t(position) * off_t(PCMCache.bytesPerFrame)
+            let (run, offset) = nextRun(upTo: count - done)
             let got = pread(descriptor, destination + done * 2, run * PCMCache.bytesPerFrame, offset)
             if got < 0 {
                 if errno == EINTR { continue }
@@ -242,8 +313,7 @@ final class PCMLoopReader {
             }
             let framesRead = got / PCMCache.bytesPerFrame
             done += framesRead
-            position += Int64(framesRead)
-            if position == frames { position = 0 }
+            advance(by: framesRead)
         }
     }
 }

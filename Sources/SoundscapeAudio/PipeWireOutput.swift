@@ -4,6 +4,7 @@ import CSoundscapeSystem
 import Glibc
 import Logging
 import SoundscapeCore
+import Synchronization
 
 /// The audio output: one `pw_stream` on a `pw_thread_loop`, fed by decoders
 /// that run ahead on the loop thread and a renderer on PipeWire's RT thread.
@@ -22,12 +23,17 @@ public final class PipeWireOutput: @unchecked Sendable {
     private let context: OpaquePointer
     private let dataLoop: UnsafeMutablePointer<pw_loop>
     private let renderer: Renderer
+    private let refills: DataThreadRefill
     private let voices: VoiceBank
-    private let wake: WakeSignal
+    /// The renderer's news goes to `refillSource` on the data loop; what that
+    /// cannot handle, to `notifySource` on the loop thread.
+    private let dataWake: WakeSignal
+    private let loopWake: WakeSignal
+    private var refillSource: UnsafeMutablePointer<spa_source>!
     private var notifySource: UnsafeMutablePointer<spa_source>!
     private var stopTimer: UnsafeMutablePointer<spa_source>!
     private var reconnectTimer: UnsafeMutablePointer<spa_source>!
-    private var progressTimer: UnsafeMutablePointer<spa_source>!
+    private let stallDeadline: StallDeadline
 
     // State below is touched only with the thread loop's lock held.
     private var connection: StreamConnection?
@@ -41,8 +47,6 @@ public final class PipeWireOutput: @unchecked Sendable {
     private var streaming = false
     private var pendingSwitch: SoundscapeData?
     private var route: String?
-    /// The frame counter when the progress timer was last armed, and whether we reported a stall.
-    private var framesAtLastCheck = 0
     /// The sink we are asked to be linked to, and the node we last told WirePlumber about.
     private var target: String?
     private var targetAppliedTo: (node: UInt32, sink: String?)?
@@ -71,26 +75,45 @@ public final class PipeWireOutput: @unchecked Sendable {
         if let thread = pw_data_loop_get_thread(data) {
             _ = scs_set_thread_name(UInt(bitPattern: Int(bitPattern: thread)), "soundscaped-rt")
         }
-        let wake = WakeSignal(loop: mainLoop)
-        self.wake = wake
-        renderer = Renderer(settings: configuration.render, wake: { wake.fire() })
+        let dataWake = WakeSignal(loop: dataLoop)
+        let loopWake = WakeSignal(loop: mainLoop)
+        self.dataWake = dataWake
+        self.loopWake = loopWake
+        let renderer = Renderer(settings: configuration.render, wake: { dataWake.fire() })
+        self.renderer = renderer
+        let stallDeadline = StallDeadline(loop: mainLoop, grace: configuration.stallGrace, renderer: renderer)
+        self.stallDeadline = stallDeadline
+        refills = DataThreadRefill(renderer: renderer, dataLoop: dataLoop,
+                                   wakeLoopThread: { loopWake.fire() },
+                                   refilled: { stallDeadline.push() })
         voices = VoiceBank(
             ringFrames: configuration.ringFrames,
             cache: configuration.pcmCacheDirectory.map { PCMCache(directory: $0, logger: logger) },
+            refills: refills,
             logger: logger)
 
         let userData = Unmanaged.passUnretained(self).toOpaque()
         notifySource = scs_loop_add_event(mainLoop, { data, _ in
             Unmanaged<PipeWireOutput>.fromOpaque(data!).takeUnretainedValue().handleNotifications()
         }, userData)
-        wake.source = notifySource
+        loopWake.source = notifySource
+        // The data loop is already running: its source is added on its own thread.
+        let refillsData = Unmanaged.passUnretained(refills).toOpaque()
+        var refillSource: UnsafeMutablePointer<spa_source>?
+        runBlocking(on: dataLoop) {
+            refillSource = scs_loop_add_event(dataLoop, { data, _ in
+                Unmanaged<DataThreadRefill>.fromOpaque(data!).takeUnretainedValue().run()
+            }, refillsData)
+        }
+        self.refillSource = refillSource
+        dataWake.source = refillSource
         stopTimer = scs_loop_add_timer(mainLoop, { data, _ in
             Unmanaged<PipeWireOutput>.fromOpaque(data!).takeUnretainedValue().finishStop(reason: "fade-out timed out")
         }, userData)
         reconnectTimer = scs_loop_add_timer(mainLoop, { data, _ in
             Unmanaged<PipeWireOutput>.fromOpaque(data!).takeUnretainedValue().reconnectTimerFired()
         }, userData)
-        progressTimer = scs_loop_add_timer(mainLoop, { data, _ in
+        stallDeadline.timer = scs_loop_add_timer(mainLoop, { data, _ in
             Unmanaged<PipeWireOutput>.fromOpaque(data!).takeUnretainedValue().progressTimerFired()
         }, userData)
         pw_thread_loop_start(threadLoop)
@@ -102,7 +125,9 @@ public final class PipeWireOutput: @unchecked Sendable {
         scs_loop_destroy_source(mainLoop, notifySource)
         scs_loop_destroy_source(mainLoop, stopTimer)
         scs_loop_destroy_source(mainLoop, reconnectTimer)
-        scs_loop_destroy_source(mainLoop, progressTimer)
+        scs_loop_destroy_source(mainLoop, stallDeadline.timer)
+        let (dataLoop, refillSource) = (self.dataLoop, self.refillSource)
+        runBlocking(on: dataLoop) { scs_loop_destroy_source(dataLoop, refillSource) }
         pw_context_destroy(context)
         pw_thread_loop_destroy(threadLoop)
     }
@@ -126,7 +151,7 @@ public final class PipeWireOutput: @unchecked Sendable {
             running = false
             disarm(reconnectTimer)
             disarm(stopTimer)
-            disarm(progressTimer)
+            stallDeadline.disarm()
             tearDown()
         }
     }
@@ -288,7 +313,7 @@ public final class PipeWireOutput: @unchecked Sendable {
         let renderer = self.renderer
         runBlocking(on: dataLoop) { renderer.applySilence() }
         updateRoute(nil)
-        disarm(progressTimer)
+        stallDeadline.disarm()
         stalled = false
         if !wantRunning { disarm(stopTimer) }
     }
@@ -352,7 +377,7 @@ public final class PipeWireOutput: @unchecked Sendable {
     }
 
     private func handleNotifications() {
-        let notifications = renderer.takeNotifications()
+        let notifications = refills.takeForwarded()
         if notifications.contains(.slotReleased) {
             voices.releaseUnused(slotsInUse: renderer.slotsInUse)
             if let next = pendingSwitch { switchVoice(to: next) }
@@ -401,14 +426,13 @@ public final class PipeWireOutput: @unchecked Sendable {
     // MARK: Progress watchdog (loop thread, lock held)
 
     /// (Re)starts the stall deadline from now. Called on start and on every
-    /// refill, so while audio flows the timer never fires.
+    /// refill (here or on the data thread), so while audio flows the timer never fires.
     private func armProgressWatch() {
-        framesAtLastCheck = renderer.counters.frames
-        arm(progressTimer, after: configuration.stallGrace)
+        stallDeadline.push()
     }
 
     private func disarmProgressWatch() {
-        disarm(progressTimer)
+        stallDeadline.disarm()
         if stalled {
             stalled = false
             events.yield(.flowing)
@@ -418,7 +442,7 @@ public final class PipeWireOutput: @unchecked Sendable {
     private func progressTimerFired() {
         guard active else { return }
         let frames = renderer.counters.frames
-        if frames != framesAtLastCheck {
+        if frames != stallDeadline.framesWhenPushed {
             armProgressWatch()
             return
         }
@@ -458,8 +482,39 @@ public final class PipeWireOutput: @unchecked Sendable {
     }
 }
 
-/// The eventfd the RT thread signals; set up before the loop thread starts and
-/// never changed after, so the RT thread reads it without synchronisation.
+/// The stall deadline: a timer on the loop thread, pushed back from there and,
+/// after each refill it does, from the data thread (a timerfd write is safe from
+/// any thread), with the frame count at that moment. A push racing a disarm can
+/// leave one spurious firing, which finds the stream inactive or moving.
+private final class StallDeadline: @unchecked Sendable {
+    private let loop: UnsafeMutablePointer<pw_loop>
+    private let nanoseconds: UInt64
+    private let renderer: Renderer
+    private let frames = Atomic<Int>(0)
+    /// Set once in `PipeWireOutput.init`, before either thread can push.
+    var timer: UnsafeMutablePointer<spa_source>!
+
+    init(loop: UnsafeMutablePointer<pw_loop>, grace: Duration, renderer: Renderer) {
+        self.loop = loop
+        let (seconds, attoseconds) = grace.components
+        nanoseconds = max(UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000), 1)
+        self.renderer = renderer
+    }
+
+    var framesWhenPushed: Int { frames.load(ordering: .relaxed) }
+
+    func push() {
+        frames.store(renderer.counters.frames, ordering: .relaxed)
+        _ = scs_loop_update_timer(loop, timer, nanoseconds, 0)
+    }
+
+    func disarm() {
+        _ = scs_loop_update_timer(loop, timer, 0, 0)
+    }
+}
+
+/// An eventfd source to signal; set up in `PipeWireOutput.init` before any
+/// thread signals it and never changed after, so it is read without synchronisation.
 private final class WakeSignal: @unchecked Sendable {
     let loop: UnsafeMutablePointer<pw_loop>
     var source: UnsafeMutablePointer<spa_source>?

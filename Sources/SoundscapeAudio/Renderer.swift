@@ -172,6 +172,18 @@ public final class Renderer: @unchecked Sendable {
         rt.pointee = state
     }
 
+    /// Bit n set when slot n is being rendered and its ring is below half full.
+    /// Data thread only (it reads the render state).
+    func slotsBelowHalf() -> UInt8 {
+        let state = rt.pointee
+        var bits: UInt8 = 0
+        for index in 0..<Self.slotCount where index == state.current || index == state.incoming {
+            guard let ring = slot(index, in: state).ring else { continue }
+            if ring._withUnsafeGuaranteedRef({ $0.availableFrames < $0.capacity / 2 }) { bits |= 1 << index }
+        }
+        return bits
+    }
+
     // MARK: The real-time render
 
     /// Fills `frames` interleaved stereo frames. Real-time safe: no locks,

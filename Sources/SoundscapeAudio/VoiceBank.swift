@@ -2,8 +2,11 @@ import Logging
 import SoundscapeCore
 
 /// The control-thread side of the renderer's slots: the loop source (cache
-/// file or decoder) feeding each slot's ring. Reading and decoding happen
-/// here, ahead of time, so the RT thread only ever copies.
+/// file or decoder) feeding each slot's ring. Decoding and blocking reads
+/// happen here, ahead of time, so the RT thread only ever copies. A voice that
+/// plays from the PCM cache lends its reader to `DataThreadRefill`, which keeps
+/// its ring full from the page cache; it comes back here when that cannot be
+/// done without waiting, and before the voice is dropped.
 ///
 /// Not thread-safe: used on the PipeWire main-loop thread (or under its lock).
 final class VoiceBank {
@@ -16,15 +19,17 @@ final class VoiceBank {
     private var rings: [SampleRing?]
     private let ringFrames: Int
     private let cache: PCMCache?
+    private let refills: DataThreadRefill
     private let logger: Logger
     private var voices: [Voice?]
     /// The slot the renderer was last told to make audible.
     private(set) var target: Int?
 
-    init(ringFrames: Int, cache: PCMCache?, logger: Logger) {
+    init(ringFrames: Int, cache: PCMCache?, refills: DataThreadRefill, logger: Logger) {
         rings = Array(repeating: nil, count: Renderer.slotCount)
         self.ringFrames = ringFrames
         self.cache = cache
+        self.refills = refills
         self.logger = logger
         voices = Array(repeating: nil, count: Renderer.slotCount)
     }
@@ -39,6 +44,7 @@ final class VoiceBank {
         guard let slot = (0..<Renderer.slotCount).first(where: { !slotsInUse.contains($0) && $0 != target }) else {
             return nil
         }
+        retire(slot)
         let source = try LoopSource(data: data, cache: cache, logger: logger)
         voices[slot] = Voice(source: source)
         ring(slot).reset()
@@ -58,29 +64,51 @@ final class VoiceBank {
         target = slot
     }
 
-    /// Tops up every ring; returns the decode failures (each voice reports once).
+    /// Tops up every ring this thread feeds, taking back readers the data
+    /// thread returned; returns the decode failures (each voice reports once).
     func refill() -> [SoundscapeDecodeError] {
-        (0..<Renderer.slotCount).compactMap { fill(slot: $0) }
+        (0..<Renderer.slotCount).compactMap { slot in
+            guard let voice = voices[slot] else { return nil }
+            if voice.source.isLent {
+                // Still lent: the data thread keeps that ring full.
+                guard refills.hasReturned(slot: slot), let reader = refills.reclaim(slot: slot) else { return nil }
+                voice.source.takeBack(reader)
+            }
+            return fill(slot: slot)
+        }
     }
 
-    /// Drops decoders of slots the renderer has let go of.
+    /// Drops voices of slots the renderer has let go of.
     func releaseUnused(slotsInUse: Set<Int>) {
         for slot in 0..<Renderer.slotCount where !slotsInUse.contains(slot) && slot != target {
-            voices[slot] = nil
+            retire(slot)
         }
     }
 
     func removeAll() {
-        voices = Array(repeating: nil, count: Renderer.slotCount)
+        for slot in 0..<Renderer.slotCount { retire(slot) }
         target = nil
+    }
+
+    /// Drops the voice of `slot`, first taking its reader back from the data
+    /// thread (so the file closes here, and nothing else writes the ring).
+    private func retire(_ slot: Int) {
+        if voices[slot]?.source.isLent == true { _ = refills.reclaim(slot: slot) }
+        voices[slot] = nil
     }
 
     private func fill(slot: Int) -> SoundscapeDecodeError? {
         guard let voice = voices[slot], !voice.failed else { return nil }
         do {
-            try ring(slot).write(maximumFrames: .max) { destination, frames in
+            let ring = ring(slot)
+            try ring.write(maximumFrames: .max) { destination, frames in
                 try voice.source.read(into: destination, frames: frames)
                 return frames
+            }
+            if let reader = voice.source.lendReader() {
+                refills.lend(slot: slot, ring: ring, reader: reader)
+                logger.debug("the data thread refills from the PCM cache",
+                             metadata: ["soundscape": "\(voice.source.data.id)", "slot": "\(slot)"])
             }
             return nil
         } catch {

@@ -101,6 +101,57 @@ struct PlaybackTests {
         }
     }
 
+    @Test("playing from the PCM cache, only the data thread wakes: refills ride on its cycles")
+    func cachedPlaybackWakesOnlyTheDataThread() throws {
+        try PipeWireGraph.withGraph { graph in
+            try graph.createNullSink(name: "speaker")
+            let daemon = try Soundscaped(graph: graph)
+            // Short, so the window below crosses the seam and refills wrap the cache file.
+            _ = try ToneLoops.make(id: "tone440", frequency: 440, seconds: 2, in: daemon.userSoundscapes)
+            let process = try daemon.start()
+            try daemon.must("volume", "100")
+            try daemon.must("play", "tone440")
+            let log = graph.logDirectory.appendingPathComponent("soundscaped.log")
+            try waitUntil(timeout: .seconds(10), "the reader lent to the data thread (a debug line in \(log.path))") {
+                (try? String(contentsOf: log, encoding: .utf8))?.contains("the data thread refills from the PCM cache") == true
+            }
+
+            // A quiet window: no client comes or goes (a recorder's node and links
+            // would be news to our graph monitor, on the loop thread).
+            let before = Self.voluntarySwitches(of: process.pid)
+            Thread.sleep(forTimeInterval: 4)
+            let after = Self.voluntarySwitches(of: process.pid)
+            let clip = try graph.record(sink: "speaker", seconds: 1)
+            #expect(clip.silentStretches(thresholdDB: -70, minMs: 5).filter { $0.lowerBound > 0.2 }.isEmpty,
+                    "no underrun while the data thread refills")
+            let woken = after.compactMap { tid, entry -> (String, Int)? in
+                let delta = entry.switches - (before[tid]?.switches ?? 0)
+                return entry.name == "soundscaped-rt" || delta == 0 ? nil : (entry.name, delta)
+            }
+            // Before, the loop thread woke for every refill (about six in 4 s), libdispatch's monitor every second.
+            #expect(woken.reduce(0) { $0 + $1.1 } <= 1, "threads other than the data thread woke: \(woken)\n\((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
+            let dataThread = after.values.first { $0.name == "soundscaped-rt" }
+            #expect(dataThread != nil, "threads: \(after.values.map(\.name))")
+        }
+    }
+
+    /// Each thread's name and voluntary context switches, by thread id.
+    private static func voluntarySwitches(of pid: Int32) -> [String: (name: String, switches: Int)] {
+        let directory = "/proc/\(pid)/task"
+        guard let tids = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return [:] }
+        var result: [String: (name: String, switches: Int)] = [:]
+        for tid in tids {
+            guard let status = try? String(contentsOfFile: "\(directory)/\(tid)/status", encoding: .utf8),
+                  let name = status.split(separator: "\n").first(where: { $0.hasPrefix("Name:") })?.dropFirst(5)
+                      .trimmingCharacters(in: .whitespaces),
+                  let line = status.split(separator: "\n").first(where: { $0.hasPrefix("voluntary_ctxt_switches:") }),
+                  let count = Int(line.split(separator: ":")[1].trimmingCharacters(in: .whitespaces))
+            else { continue }
+            result[tid] = (name, count)
+        }
+        return result
+    }
+
     @Test("volume changes the level by the cubic curve: 100 % → 50 % is -18 dB, → 25 % is -36 dB")
     func volumeFollowsCubicCurve() throws {
         try PipeWireGraph.withGraph { graph in

@@ -60,6 +60,65 @@ import SoundscapeCore
         #expect(across == (try reference(data, from: start, count: Int(data.frames) + 20_000)))
     }
 
+    @Test func readingWithoutWaitingGivesTheSameSamplesAcrossTheSeam() throws {
+        let data = try rain()
+        let cache = try temporaryCache()
+        defer { try? FileManager.default.removeItem(atPath: cache.directory) }
+        #expect(cache.write(data, to: cache.path(for: data)) == .success)
+        let start = data.frames - 10_000
+        let reader = try #require(cache.reader(for: data, position: start))
+        let count = Int(data.frames) + 20_000
+        var samples = [Float](repeating: .nan, count: count * 2)
+        var done = 0
+        var attempts = 0
+        // Pages not yet in the page cache are fetched and the read retried, as the data thread does.
+        while done < count, attempts < 10_000 {
+            attempts += 1
+            let want = min(3_001, count - done)
+            let (got, shortfall) = samples.withUnsafeMutableBufferPointer {
+                reader.readWithoutWaiting(into: $0.baseAddress! + done * 2, frames: want)
+            }
+            done += got
+            switch shortfall {
+            case nil: #expect(got == want)
+            case .wouldBlock: reader.prefetch(frames: 65_536)
+            case .unsupported: Issue.record("this file system refuses RWF_NOWAIT reads"); return
+            case .failed: Issue.record("a non-blocking read failed at frame \(done)"); return
+            }
+        }
+        #expect(done == count, "read \(done) of \(count) frames in \(attempts) attempts")
+        #expect(samples == (try reference(data, from: start, count: count)))
+    }
+
+    @Test func aLentReaderComesBackAtTheFrameItReached() throws {
+        let data = try rain()
+        let cache = try temporaryCache()
+        defer { try? FileManager.default.removeItem(atPath: cache.directory) }
+
+        let decoding = try LoopSource(data: data, cache: cache, logger: logger)
+        #expect(decoding.lendReader() == nil, "a voice still decoding has no reader to lend")
+        _ = try #require(decoding.build).wait(timeout: .seconds(30))
+
+        let source = try LoopSource(data: data, cache: cache, logger: logger)
+        let first = try read(source, count: 5_000)
+        let reader = try #require(source.lendReader())
+        #expect(source.isLent && source.isCached)
+        #expect(source.lendReader() == nil, "a reader is lent once")
+        var middle = [Float](repeating: .nan, count: 7_000 * 2)
+        while reader.position < 12_000 {
+            let done = Int(reader.position) - 5_000
+            let (_, shortfall) = middle.withUnsafeMutableBufferPointer {
+                reader.readWithoutWaiting(into: $0.baseAddress! + done * 2, frames: 12_000 - Int(reader.position))
+            }
+            if shortfall == .wouldBlock { reader.prefetch(frames: 7_000) }
+            try #require(shortfall == nil || shortfall == .wouldBlock)
+        }
+        source.takeBack(reader)
+        #expect(!source.isLent)
+        let last = try read(source, count: 3_000)
+        #expect(first + middle + last == (try reference(data, from: 0, count: 15_000)))
+    }
+
     @Test func handoverFromDecoderToCacheMidLoopIsSampleExact() throws {
         let data = try rain()
         let cache = try temporaryCache()
