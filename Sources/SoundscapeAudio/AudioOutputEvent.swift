@@ -31,10 +31,12 @@ public struct OutputConfiguration: Sendable {
     /// needs no low latency, and a large quantum means few wake-ups; the server
     /// caps it at `clock.max-quantum`.
     public var latencyFrames = 2048
-    /// Frames read ahead per voice (2^16 ≈ 1.4 s, 512 KiB); refilled when half
-    /// empty, which leaves the loop thread 0.7 s for a read or decode that takes
-    /// a few milliseconds.
-    public var ringFrames = 1 << 16
+    /// Frames read ahead per voice (2^15 ≈ 0.68 s, 256 KiB), refilled when half
+    /// empty: from the PCM cache on the data thread right after a cycle, which
+    /// needs little slack; by the loop thread while a voice still decodes, with
+    /// 0.34 s to spare for a decode that takes a few milliseconds, or when the
+    /// page cache has not delivered by the time a quarter is left (0.17 s).
+    public var ringFrames = 1 << 15
     public var render = RenderSettings()
     /// Where decoded loops are kept (see `PCMCache`); nil decodes every pass.
     public var pcmCacheDirectory: String?
