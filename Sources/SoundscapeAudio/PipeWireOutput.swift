@@ -62,11 +62,12 @@ public final class PipeWireOutput: @unchecked Sendable {
 
         threadLoop = pw_thread_loop_new("soundscaped-pw", nil)
         mainLoop = pw_thread_loop_get_loop(threadLoop)!
-        // client-rt.conf loads module-rt, which gives the data thread realtime
-        // priority (RTKit, or RLIMIT_RTPRIO); plain client.conf does not on
-        // PipeWire 0.3.x. Newer releases fold it into client.conf and drop the
-        // file, so fall back to the default.
-        context = pw_context_new(mainLoop, makeProperties([PW_KEY_CONFIG_NAME: "client-rt.conf"]), 0)
+        // Our own module list (see ClientContext), else client-rt.conf, which
+        // loads module-rt for a realtime data thread (RTKit, or RLIMIT_RTPRIO;
+        // plain client.conf does not on PipeWire 0.3.x), else the default, for
+        // newer releases that fold it into client.conf and drop the file.
+        context = ClientContext.make(loop: mainLoop, logger: logger)
+            ?? pw_context_new(mainLoop, makeProperties([PW_KEY_CONFIG_NAME: "client-rt.conf"]), 0)
             ?? pw_context_new(mainLoop, makeProperties([:]), 0)
         let data = pw_context_get_data_loop(context)
         dataLoop = pw_data_loop_get_loop(data)!

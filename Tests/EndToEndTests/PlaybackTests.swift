@@ -58,6 +58,27 @@ struct PlaybackTests {
         }
     }
 
+    @Test("only the PipeWire modules a playback client uses are loaded, and it plays")
+    func loadsOnlyTheModulesItUses() throws {
+        try PipeWireGraph.withGraph { graph in
+            try graph.createNullSink(name: "speaker")
+            let daemon = try Soundscaped(graph: graph)
+            let process = try daemon.start()
+            try daemon.must("play")
+            // Read to the end: /proc files say they are empty, and a sized read stops short.
+            let handle = try #require(FileHandle(forReadingAtPath: "/proc/\(process.pid)/maps"))
+            let maps = String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
+            let modules = Set(maps.split(separator: "\n").compactMap { line -> String? in
+                guard let name = line.split(separator: "/").last, name.hasPrefix("libpipewire-module-") else { return nil }
+                return String(name.dropLast(3)) // ".so"
+            })
+            #expect(modules == ["libpipewire-module-rt", "libpipewire-module-protocol-native", "libpipewire-module-client-node",
+                                "libpipewire-module-adapter", "libpipewire-module-metadata"], "\(modules.sorted())")
+            let clip = try graph.record(sink: "speaker", seconds: 1)
+            #expect(clip.rmsDB(from: 0.3, to: 1) > -60, "the stream plays through the trimmed context")
+        }
+    }
+
     /// Each thread's name and scheduling policy.
     private static func threads(of pid: Int32) -> [(name: String, policy: Int32)] {
         let directory = "/proc/\(pid)/task"
