@@ -1,0 +1,128 @@
+import CPipeWire
+import Foundation
+import Logging
+import Testing
+@testable import SoundscapeAudio
+
+/// Refills on the data thread, on a data loop of our own (no server needed):
+/// the renderer and the refill run on that loop's thread, as in the daemon.
+@Suite struct DataThreadRefillTests {
+    private final class DataLoop {
+        let handle: OpaquePointer
+        let loop: UnsafeMutablePointer<pw_loop>
+
+        init() {
+            _ = PipeWireLibrary.initialised
+            handle = pw_data_loop_new(nil)
+            loop = pw_data_loop_get_loop(handle)!
+            _ = pw_data_loop_start(handle)
+        }
+
+        deinit {
+            _ = pw_data_loop_stop(handle)
+            pw_data_loop_destroy(handle)
+        }
+    }
+
+    /// Counts calls from the data thread.
+    private final class Counter: @unchecked Sendable {
+        private let lock = NSLock()
+        private var count = 0
+        func bump() { lock.withLock { count += 1 } }
+        var value: Int { lock.withLock { count } }
+    }
+
+    private struct Setup {
+        let loop = DataLoop()
+        let data: SoundscapeData
+        let cache: PCMCache
+        let ring = SampleRing(minimumFrames: 4096)
+        let renderer = Renderer(settings: RenderSettings(), wake: {})
+        let loopWakes = Counter()
+        let refilledCalls = Counter()
+        let refills: DataThreadRefill
+
+        init() throws {
+            data = try SoundscapeData(id: rainID, gain: 1, contents: try bundledBytes("rain.opus"))
+            cache = PCMCache(directory: NSTemporaryDirectory() + "soundscaped-pcm-\(UUID().uuidString)", logger: Logger(label: "test"))
+            #expect(cache.write(data, to: cache.path(for: data)) == .success)
+            let (loopWakes, refilledCalls) = (self.loopWakes, self.refilledCalls)
+            refills = DataThreadRefill(renderer: renderer, dataLoop: loop.loop,
+                                       wakeLoopThread: { loopWakes.bump() }, refilled: { refilledCalls.bump() })
+        }
+
+        /// Fills the ring as the loop thread does, lends the reader, and makes the renderer play it at unity gain.
+        func start() throws {
+            let reader = try #require(cache.reader(for: data))
+            try ring.write(maximumFrames: .max) { destination, frames in
+                try reader.read(into: destination, frames: frames)
+                return frames
+            }
+            let (renderer, ring) = (self.renderer, self.ring)
+            runBlocking(on: loop.loop) {
+                renderer.applyVoice(slot: 0, ring: ring, gain: 1)
+                renderer.applyVolume(position: 1, immediately: true)
+                renderer.applyRunning(true)
+                renderer.applyFadeLevel(1)
+            }
+            refills.lend(slot: 0, ring: ring, reader: reader)
+        }
+
+        /// One cycle of `frames` on the data thread, then the refill event, as the loop runs them.
+        func cycle(frames: Int) -> [Float] {
+            var output = [Float](repeating: .nan, count: frames * 2)
+            let (renderer, refills) = (self.renderer, self.refills)
+            output.withUnsafeMutableBufferPointer { buffer in
+                let pointer = buffer.baseAddress!
+                runBlocking(on: loop.loop) {
+                    renderer.render(into: pointer, frames: frames)
+                    refills.run()
+                }
+            }
+            return output
+        }
+
+        func removeCache() {
+            try? FileManager.default.removeItem(atPath: cache.directory)
+        }
+    }
+
+    @Test func aLentReaderKeepsTheRingFullSampleExactlyWithoutWakingTheLoopThread() throws {
+        let setup = try Setup()
+        defer { setup.removeCache() }
+        try setup.start()
+        var heard: [Float] = []
+        for _ in 0..<12 { heard += setup.cycle(frames: 1024) }
+
+        #expect(setup.refilledCalls.value >= 2, "a 4096-frame ring drained by 12 × 1024 frames is topped up on the data thread")
+        #expect(setup.loopWakes.value == 0, "nothing for the loop thread")
+        #expect(setup.refills.takeForwarded().isEmpty)
+        #expect(!setup.refills.hasReturned(slot: 0))
+        #expect(setup.renderer.counters.underrunFrames == 0)
+        let decoder = try OpusLoopDecoder(data: setup.data)
+        var reference = [Float](repeating: .nan, count: heard.count)
+        try reference.withUnsafeMutableBufferPointer { try decoder.read(into: $0.baseAddress!, frames: heard.count / 2) }
+        #expect(heard == reference, "what the renderer played is the loop, frame for frame")
+    }
+
+    @Test func aReaderThatFailsGoesBackToTheLoopThread() throws {
+        let setup = try Setup()
+        defer { setup.removeCache() }
+        try setup.start()
+        // Cut the file short under the lent reader: its next read finds nothing there.
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: setup.cache.path(for: setup.data)))
+        try handle.truncate(atOffset: UInt64(PCMCache.headerBytes))
+        try handle.close()
+
+        _ = setup.cycle(frames: 3000)
+        #expect(setup.refills.hasReturned(slot: 0))
+        #expect(setup.refills.takeForwarded().contains(.refill), "the loop thread is asked to refill")
+        #expect(setup.loopWakes.value == 1)
+        #expect(setup.refilledCalls.value == 0)
+
+        let reader = setup.refills.reclaim(slot: 0)
+        #expect(reader != nil, "the reader comes back to the loop thread")
+        #expect(!setup.refills.hasReturned(slot: 0))
+        #expect(setup.refills.reclaim(slot: 0) == nil, "and is no longer the data thread's")
+    }
+}
