@@ -121,19 +121,16 @@ public enum Daemon {
         // Last: the group stops services in reverse order, so STOPPING=1 goes out first.
         services.append(.init(service: systemd))
 
-        let shutdownRequest: ShutdownRequest?
-        switch signals {
-        case .serviceLifecycle: shutdownRequest = nil
-        case .external(let request): shutdownRequest = request
+        if case .external(let request) = signals {
+            // First, so it is the last to stop; its ending (a signal) shuts the group down.
+            services.insert(.init(service: ShutdownRequestService(request: request),
+                                  successTerminationBehavior: .gracefullyShutdownGroup), at: 0)
         }
+        let libraryHandlesSignals = if case .serviceLifecycle = signals { true } else { false }
         let group = ServiceGroup(configuration: .init(
             services: services,
-            gracefulShutdownSignals: shutdownRequest == nil ? [.sigterm, .sigint] : [],
+            gracefulShutdownSignals: libraryHandlesSignals ? [.sigterm, .sigint] : [],
             logger: logger))
-        if shutdownRequest?.attach(group) == true {
-            await group.triggerGracefulShutdown()
-        }
-        defer { shutdownRequest?.detach() }
         do {
             try await group.run()
         } catch {
