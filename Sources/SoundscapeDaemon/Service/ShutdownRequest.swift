@@ -24,6 +24,11 @@ public final class ShutdownRequest: Sendable {
     public func request() {
         continuation.yield()
     }
+
+    /// Ends the stream: the group is shutting down for another reason.
+    func finish() {
+        continuation.finish()
+    }
 }
 
 /// Ends at the first shutdown request; run with `successTerminationBehavior:
@@ -33,8 +38,10 @@ struct ShutdownRequestService: Service {
     let request: ShutdownRequest
 
     func run() async {
-        for await _ in request.requests.cancelOnGracefulShutdown() {
-            return
+        await withGracefulShutdownHandler {
+            for await _ in request.requests { return }
+        } onGracefulShutdown: {
+            request.finish()
         }
     }
 }
