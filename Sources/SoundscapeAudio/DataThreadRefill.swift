@@ -35,7 +35,7 @@ final class DataThreadRefill: @unchecked Sendable {
 
     // Data-thread state.
     private let lent: UnsafeMutablePointer<Feed?>
-    private let returned: UnsafeMutablePointer<Feed?>
+    private let returned: UnsafeMutablePointer<PCMLoopReader?>
     /// Bit n set while slot n's reader waits in `returned` (read by the loop thread).
     private let returnedBits = Atomic<UInt8>(0)
     private let forwarded = Atomic<UInt32>(0)
@@ -79,7 +79,7 @@ final class DataThreadRefill: @unchecked Sendable {
                     lentBits |= 1 << slot
                     didRefill = didRefill || wrote
                 case .giveBack:
-                    returned[slot] = feed
+                    returned[slot] = feed.reader
                     lent[slot] = nil
                     returnedBits.bitwiseOr(1 << slot, ordering: .releasing)
                 }
@@ -134,10 +134,9 @@ final class DataThreadRefill: @unchecked Sendable {
     func lend(slot: Int, ring: SampleRing, reader: PCMLoopReader) {
         reader.prefetch(frames: ring.capacity)
         let feed = Feed(ring: ring, reader: reader)
-        let lent = self.lent
         runBlocking(on: dataLoop) {
-            precondition(lent[slot] == nil, "slot \(slot) is already lent")
-            lent[slot] = feed
+            precondition(self.lent[slot] == nil, "slot \(slot) is already lent")
+            self.lent[slot] = feed
         }
     }
 
@@ -152,7 +151,7 @@ final class DataThreadRefill: @unchecked Sendable {
     func reclaim(slot: Int) -> PCMLoopReader? {
         var reader: PCMLoopReader?
         runBlocking(on: dataLoop) {
-            reader = self.lent[slot]?.reader ?? self.returned[slot]?.reader
+            reader = self.lent[slot]?.reader ?? self.returned[slot]
             self.lent[slot] = nil
             self.returned[slot] = nil
             self.returnedBits.bitwiseAnd(~(1 << slot), ordering: .releasing)

@@ -230,11 +230,15 @@ final class PCMLoopReader {
         let framesRead: Int
     }
 
+    /// Where frame `frame` of the loop starts in the file.
+    private func fileOffset(ofFrame frame: Int64) -> off_t {
+        off_t(PCMCache.headerBytes) + off_t(frame) * off_t(PCMCache.bytesPerFrame)
+    }
+
     /// The frames readable from `position` before the loop's end (at most
     /// `limit`), and the file offset of the first.
     private func nextRun(upTo limit: Int) -> (frames: Int, offset: off_t) {
-        let run = Int(min(Int64(limit), frames - position))
-        return (run, off_t(PCMCache.headerBytes) + off_t(position) * off_t(PCMCache.bytesPerFrame))
+        (Int(min(Int64(limit), frames - position)), fileOffset(ofFrame: position))
     }
 
     private func advance(by framesRead: Int) {
@@ -289,8 +293,7 @@ final class PCMLoopReader {
         var remaining = Int64(count)
         while remaining > 0 {
             let run = min(remaining, frames - start)
-            let offset = off_t(PCMCache.headerBytes) + off_t(start) * off_t(PCMCache.bytesPerFrame)
-            _ = posix_fadvise(descriptor, offset, off_t(run) * off_t(PCMCache.bytesPerFrame), POSIX_FADV_WILLNEED)
+            _ = posix_fadvise(descriptor, fileOffset(ofFrame: start), off_t(run) * off_t(PCMCache.bytesPerFrame), POSIX_FADV_WILLNEED)
             remaining -= run
             start = (start + run) % frames
             if run == 0 { break }

@@ -473,14 +473,18 @@ public final class PipeWireOutput: @unchecked Sendable {
     }
 
     private func arm(_ timer: UnsafeMutablePointer<spa_source>, after delay: Duration) {
-        let (seconds, attoseconds) = delay.components
-        let nanoseconds = UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)
-        _ = scs_loop_update_timer(mainLoop, timer, max(nanoseconds, 1), 0)
+        _ = scs_loop_update_timer(mainLoop, timer, timerNanoseconds(delay), 0)
     }
 
     private func disarm(_ timer: UnsafeMutablePointer<spa_source>) {
         _ = scs_loop_update_timer(mainLoop, timer, 0, 0)
     }
+}
+
+/// A timer's delay as `scs_loop_update_timer` takes it: at least 1 ns, since 0 disarms.
+private func timerNanoseconds(_ delay: Duration) -> UInt64 {
+    let (seconds, attoseconds) = delay.components
+    return max(UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000), 1)
 }
 
 /// The stall deadline: a timer on the loop thread, pushed back from there and,
@@ -497,8 +501,7 @@ private final class StallDeadline: @unchecked Sendable {
 
     init(loop: UnsafeMutablePointer<pw_loop>, grace: Duration, renderer: Renderer) {
         self.loop = loop
-        let (seconds, attoseconds) = grace.components
-        nanoseconds = max(UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000), 1)
+        nanoseconds = timerNanoseconds(grace)
         self.renderer = renderer
     }
 

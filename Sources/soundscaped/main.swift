@@ -25,7 +25,7 @@ let shutdown = ShutdownRequest()
 if EventLoopConcurrency.install() {
     Soundscaped.signals = .external(shutdown)
 } else {
-    // A runtime without the hooks: the library's handler, on libdispatch.
+    // A toolchain without the executor factory: the library's handler, on libdispatch.
     pthread_sigmask(SIG_UNBLOCK, &terminationSignals, nil)
 }
 

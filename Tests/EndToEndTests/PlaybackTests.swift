@@ -65,9 +65,7 @@ struct PlaybackTests {
             let daemon = try Soundscaped(graph: graph)
             let process = try daemon.start()
             try daemon.must("play")
-            // Read to the end: /proc files say they are empty, and a sized read stops short.
-            let handle = try #require(FileHandle(forReadingAtPath: "/proc/\(process.pid)/maps"))
-            let maps = String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
+            let maps = try #require(ProcFS.read("/proc/\(process.pid)/maps"))
             let modules = Set(maps.split(separator: "\n").compactMap { line -> String? in
                 guard let name = line.split(separator: "/").last, name.hasPrefix("libpipewire-module-") else { return nil }
                 return String(name.dropLast(3)) // ".so"
@@ -81,10 +79,8 @@ struct PlaybackTests {
 
     /// Each thread's name and scheduling policy.
     private static func threads(of pid: Int32) -> [(name: String, policy: Int32)] {
-        let directory = "/proc/\(pid)/task"
-        guard let tids = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return [] }
-        return tids.compactMap { tid in
-            guard let stat = ProcStat(path: "\(directory)/\(tid)/stat"),
+        ProcFS.taskIDs(pid).compactMap { tid in
+            guard let stat = ProcStat(path: "/proc/\(pid)/task/\(tid)/stat"),
                   let policy = stat.field(41).flatMap({ Int32($0) }) else { return nil }
             return (stat.name, policy)
         }
@@ -145,7 +141,7 @@ struct PlaybackTests {
             let clip = try graph.record(sink: "speaker", seconds: 1)
             #expect(clip.silentStretches(thresholdDB: -70, minMs: 5).filter { $0.lowerBound > 0.2 }.isEmpty,
                     "no underrun while the data thread refills")
-            let woken = after.compactMap { tid, entry -> (String, Int)? in
+            let woken = after.compactMap { tid, entry -> (String, UInt64)? in
                 let delta = entry.switches - (before[tid]?.switches ?? 0)
                 return entry.name == "soundscaped-rt" || delta == 0 ? nil : (entry.name, delta)
             }
@@ -157,18 +153,12 @@ struct PlaybackTests {
     }
 
     /// Each thread's name and voluntary context switches, by thread id.
-    private static func voluntarySwitches(of pid: Int32) -> [String: (name: String, switches: Int)] {
-        let directory = "/proc/\(pid)/task"
-        guard let tids = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return [:] }
-        var result: [String: (name: String, switches: Int)] = [:]
-        for tid in tids {
-            guard let status = try? String(contentsOfFile: "\(directory)/\(tid)/status", encoding: .utf8),
-                  let name = status.split(separator: "\n").first(where: { $0.hasPrefix("Name:") })?.dropFirst(5)
-                      .trimmingCharacters(in: .whitespaces),
-                  let line = status.split(separator: "\n").first(where: { $0.hasPrefix("voluntary_ctxt_switches:") }),
-                  let count = Int(line.split(separator: ":")[1].trimmingCharacters(in: .whitespaces))
+    private static func voluntarySwitches(of pid: Int32) -> [Int32: (name: String, switches: UInt64)] {
+        var result: [Int32: (name: String, switches: UInt64)] = [:]
+        for tid in ProcFS.taskIDs(pid) {
+            guard let switches = ProcFS.statusFields("/proc/\(pid)/task/\(tid)/status")["voluntary_ctxt_switches"]
             else { continue }
-            result[tid] = (name, count)
+            result[tid] = (ProcFS.taskName(pid, tid), switches)
         }
         return result
     }

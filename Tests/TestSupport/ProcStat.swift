@@ -7,7 +7,7 @@ public struct ProcStat {
     private let rest: [Substring]
 
     public init?(path: String) {
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8),
+        guard let text = ProcFS.read(path),
               let open = text.firstIndex(of: "("), let close = text.lastIndex(of: ")") else { return nil }
         name = String(text[text.index(after: open)..<close])
         rest = text[text.index(after: close)...].split(separator: " ", omittingEmptySubsequences: true)
