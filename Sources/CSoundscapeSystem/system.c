@@ -2,6 +2,7 @@
 #include "CSoundscapeSystem.h"
 
 #include <fcntl.h>
+#include <link.h>
 #include <pthread.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -25,4 +26,20 @@ int scs_set_thread_name(unsigned long thread, const char *name) {
 ssize_t scs_pread_nowait(int fd, void *buffer, size_t count, off_t offset) {
     struct iovec vector = { .iov_base = buffer, .iov_len = count };
     return preadv2(fd, &vector, 1, offset, RWF_NOWAIT);
+}
+
+struct scs_object_visit {
+    int (*visit)(uintptr_t, const Elf64_Phdr *, size_t, void *);
+    void *context;
+};
+
+static int scs_visit_object(struct dl_phdr_info *info, size_t size, void *data) {
+    (void)size;
+    struct scs_object_visit *visit = data;
+    return visit->visit(info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum, visit->context);
+}
+
+int scs_each_loaded_object(int (*visit)(uintptr_t, const Elf64_Phdr *, size_t, void *), void *context) {
+    struct scs_object_visit state = { visit, context };
+    return dl_iterate_phdr(scs_visit_object, &state);
 }

@@ -25,11 +25,15 @@ public struct DaemonOptions: Sendable {
     public var subscriberQueueLimit: Int
     /// The signer host to keep alive, if any.
     public var signer: SignerConfiguration?
+    /// Whether the pages only startup touched are unmapped once the daemon is up (`StartupPages`).
+    public var releaseStartupPages: Bool
 
     public init(socketPath: String, stateDirectory: String, soundscapes: SoundscapeCatalog.Locations,
                 logLevel: Logger.Level = .info, output: OutputConfiguration = OutputConfiguration(),
-                subscriberQueueLimit: Int = 256, signer: SignerConfiguration? = nil) {
+                subscriberQueueLimit: Int = 256, signer: SignerConfiguration? = nil,
+                releaseStartupPages: Bool = true) {
         self.signer = signer
+        self.releaseStartupPages = releaseStartupPages
         self.socketPath = socketPath
         self.stateDirectory = stateDirectory
         self.soundscapes = soundscapes
@@ -111,6 +115,8 @@ public enum Daemon {
         let control = ControlService(server: server) {
             controlLogger.info("listening", metadata: ["socket": "\(socketPath)"])
             systemd.markReady(status: hub.latest.status.map { SystemdStatusLine.text(for: $0) } ?? "Listening")
+            // Second: what connecting to PipeWire and binding the socket ran.
+            if options.releaseStartupPages { StartupPages.release(logger: controlLogger) }
         }
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
             .init(service: PlayerService(player: player)), .init(service: control),
@@ -131,6 +137,8 @@ public enum Daemon {
             services: services,
             gracefulShutdownSignals: libraryHandlesSignals ? [.sigterm, .sigint] : [],
             logger: logger))
+        // First: the command line, the store, the catalog, the loader (see StartupPages).
+        if options.releaseStartupPages { StartupPages.release(logger: logger) }
         do {
             try await group.run()
         } catch {

@@ -102,6 +102,10 @@ struct Soundscaped: AsyncParsableCommand {
         valueName: "names"))
     var voipApplications: String?
 
+    // For measuring what StartupPages saves (docs/performance.md); not for everyday use.
+    @Flag(name: .customLong("keep-startup-pages"), help: .hidden)
+    var keepStartupPages = false
+
     func validate() throws {
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError("unknown log level '\(logLevel)'")
@@ -141,7 +145,8 @@ struct Soundscaped: AsyncParsableCommand {
             soundscapes: .standard(extra: soundscapeDirectories, environment: environment, executablePath: executable),
             logLevel: Logger.Level(rawValue: logLevel) ?? .info,
             output: output,
-            signer: signer)
+            signer: signer,
+            releaseStartupPages: !keepStartupPages)
         try await Daemon.run(options: options, environment: environment, signals: Self.signals)
     }
 

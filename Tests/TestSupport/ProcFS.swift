@@ -50,6 +50,38 @@ public enum ProcFS {
         return out
     }
 
+    /// One mapping of a file, from /proc/PID/smaps: its permissions ("r-xp"),
+    /// resident KB, and the KB of those that are private copies (written).
+    public struct FileMapping: Sendable {
+        public var permissions: String
+        public var residentKB: Int
+        public var anonymousKB: Int
+        public var isWritable: Bool { permissions.dropFirst().first == "w" }
+    }
+
+    /// The mappings of the file at `path` in a process ("self" for this one).
+    public static func mappings(of path: String, process: String = "self") -> [FileMapping] {
+        guard let text = read("/proc/\(process)/smaps") else { return [] }
+        var result: [FileMapping] = []
+        var current: FileMapping?
+        for line in text.split(separator: "\n") {
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard let key = fields.first else { continue }
+            if !key.hasSuffix(":") {
+                // A mapping's header: "start-end perms offset dev inode path".
+                if let current { result.append(current) }
+                current = fields.count >= 6 && fields[5...].joined(separator: " ") == path
+                    ? FileMapping(permissions: String(fields[1]), residentKB: 0, anonymousKB: 0) : nil
+            } else if key == "Rss:", fields.count > 1 {
+                current?.residentKB = Int(fields[1]) ?? 0
+            } else if key == "Anonymous:", fields.count > 1 {
+                current?.anonymousKB = Int(fields[1]) ?? 0
+            }
+        }
+        if let current { result.append(current) }
+        return result
+    }
+
     public static func taskIDs(_ pid: Int32) -> [Int32] {
         ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []).compactMap { Int32($0) }
     }

@@ -2,7 +2,10 @@
 // because they need _GNU_SOURCE. Each forwards to exactly one call.
 #pragma once
 
+#include <elf.h>
 #include <spawn.h>
+#include <stdint.h>
+#include <sys/auxv.h>
 #include <sys/types.h>
 
 /// `pipe2` (close-on-exec set atomically, so no concurrent spawn can inherit the pipe).
@@ -20,3 +23,9 @@ int scs_set_thread_name(unsigned long thread, const char *name);
 /// `preadv2` with `RWF_NOWAIT`: reads only what the page cache holds, never waits
 /// for the disk (-1 with EAGAIN instead), so PipeWire's data thread may call it.
 ssize_t scs_pread_nowait(int fd, void *buffer, size_t count, off_t offset);
+
+/// `dl_iterate_phdr` (its `struct dl_phdr_info` needs _GNU_SOURCE): calls `visit` with each
+/// loaded object's load address and program headers, under the loader's lock; stops at the
+/// first non-zero return.
+int scs_each_loaded_object(int (*visit)(uintptr_t base, const Elf64_Phdr *headers, size_t count, void *context),
+                           void *context);
