@@ -21,6 +21,8 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible {
 /// store serialises access.
 final class SQLiteConnection {
     private let handle: OpaquePointer
+    /// Statements compiled once and kept (`prepare(kept:)`), by their SQL.
+    private var kept: [String: OpaquePointer] = [:]
 
     /// A few rows, written now and then, in a process that runs for days: what
     /// SQLite sets aside per connection to be fast under load (a lookaside
@@ -44,7 +46,23 @@ final class SQLiteConnection {
     }
 
     deinit {
+        for statement in kept.values { sqlite3_finalize(statement) }
         sqlite3_close_v2(handle)
+    }
+
+    /// Compiles `sql` now and keeps it, so that later `execute(sql)` calls only
+    /// bind and step it. The daemon writes now and then for days: compiling
+    /// each time would run SQLite's parser and code generator, about half of
+    /// its code, and keep those pages resident (see StartupPages). SQLite
+    /// recompiles a kept statement by itself if the schema changes.
+    func prepare(kept sql: String) throws(SQLiteError) {
+        guard kept[sql] == nil else { return }
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil) == SQLITE_OK,
+              let statement else {
+            throw error()
+        }
+        kept[sql] = statement
     }
 
     /// A value bound to a `?` placeholder.
@@ -58,11 +76,25 @@ final class SQLiteConnection {
     /// Runs one statement and returns its rows (each a column-name → value map of what was asked for).
     @discardableResult
     func execute(_ sql: String, _ arguments: [Value] = []) throws(SQLiteError) -> [[String: Value]] {
-        var statement: OpaquePointer?
-        guard sqlite3_prepare_v2(handle, sql, -1, &statement, nil) == SQLITE_OK, let statement else {
-            throw error()
+        let statement: OpaquePointer
+        if let compiled = kept[sql] {
+            statement = compiled
+        } else {
+            var compiled: OpaquePointer?
+            guard sqlite3_prepare_v2(handle, sql, -1, &compiled, nil) == SQLITE_OK, let compiled else {
+                throw error()
+            }
+            statement = compiled
         }
-        defer { sqlite3_finalize(statement) }
+        defer {
+            if kept[sql] == nil {
+                sqlite3_finalize(statement)
+            } else {
+                // Ready for the next call, holding no values and no read lock.
+                sqlite3_reset(statement)
+                sqlite3_clear_bindings(statement)
+            }
+        }
         for (index, argument) in arguments.enumerated() {
             let position = Int32(index + 1)
             let result: Int32

@@ -82,6 +82,9 @@ public final class StateStore: @unchecked Sendable {
         // A handful of rows: a 64 KiB page cache instead of the default 2 MB keeps resident memory down.
         try connection.execute("PRAGMA cache_size = -64")
         try migrate(connection)
+        for statement in [saveStateSQL, savePreferencesSQL, checkWritableSQL] {
+            try connection.prepare(kept: statement)
+        }
         return connection
     }
 
@@ -112,6 +115,22 @@ public final class StateStore: @unchecked Sendable {
             updated_at NOT NULL);
         """,
     ]
+
+    /// The writes the daemon makes while it runs, compiled once at open (`SQLiteConnection.prepare(kept:)`).
+    static let saveStateSQL = """
+        INSERT INTO player_state (id, volume, soundscape, wants_playing, updated_at)
+        VALUES (1, ?, ?, ?, ?)
+        ON CONFLICT(id) DO UPDATE SET volume = excluded.volume, soundscape = excluded.soundscape,
+            wants_playing = excluded.wants_playing, updated_at = excluded.updated_at
+        """
+    static let savePreferencesSQL = """
+        INSERT INTO preferences (id, interruption_mode, duck_level, auto_resume, pinned_sink, updated_at)
+        VALUES (1, ?, ?, ?, ?, ?)
+        ON CONFLICT(id) DO UPDATE SET interruption_mode = excluded.interruption_mode,
+            duck_level = excluded.duck_level, auto_resume = excluded.auto_resume,
+            pinned_sink = excluded.pinned_sink, updated_at = excluded.updated_at
+        """
+    static let checkWritableSQL = "INSERT OR REPLACE INTO health_probe (id, checked_at) VALUES (1, ?)"
 
     static func migrate(_ connection: SQLiteConnection) throws(SQLiteError) {
         let version = Int(try connection.execute("PRAGMA user_version").first?["user_version"]?.integer ?? 0)
@@ -144,12 +163,7 @@ public final class StateStore: @unchecked Sendable {
     public func save(_ state: PersistedState) throws(StoreError) {
         do {
             try lock.withLock { () throws(SQLiteError) in
-                try connection.execute("""
-                    INSERT INTO player_state (id, volume, soundscape, wants_playing, updated_at)
-                    VALUES (1, ?, ?, ?, ?)
-                    ON CONFLICT(id) DO UPDATE SET volume = excluded.volume, soundscape = excluded.soundscape,
-                        wants_playing = excluded.wants_playing, updated_at = excluded.updated_at
-                    """, [.integer(Int64(state.volume)), state.soundscape.map { .text($0) } ?? .null,
+                try connection.execute(Self.saveStateSQL, [.integer(Int64(state.volume)), state.soundscape.map { .text($0) } ?? .null,
                           .integer(state.wantsPlaying ? 1 : 0), .real(Clock.unixSeconds())])
             }
         } catch {
@@ -178,13 +192,7 @@ public final class StateStore: @unchecked Sendable {
     public func save(_ preferences: PersistedPreferences) throws(StoreError) {
         do {
             try lock.withLock { () throws(SQLiteError) in
-                try connection.execute("""
-                    INSERT INTO preferences (id, interruption_mode, duck_level, auto_resume, pinned_sink, updated_at)
-                    VALUES (1, ?, ?, ?, ?, ?)
-                    ON CONFLICT(id) DO UPDATE SET interruption_mode = excluded.interruption_mode,
-                        duck_level = excluded.duck_level, auto_resume = excluded.auto_resume,
-                        pinned_sink = excluded.pinned_sink, updated_at = excluded.updated_at
-                    """, [.text(preferences.interruptionMode), .integer(Int64(preferences.duckLevel)),
+                try connection.execute(Self.savePreferencesSQL, [.text(preferences.interruptionMode), .integer(Int64(preferences.duckLevel)),
                           .integer(preferences.autoResume ? 1 : 0), preferences.pinnedSink.map { .text($0) } ?? .null,
                           .real(Clock.unixSeconds())])
             }
@@ -197,8 +205,7 @@ public final class StateStore: @unchecked Sendable {
     public func checkWritable() throws(StoreError) {
         do {
             try lock.withLock { () throws(SQLiteError) in
-                try connection.execute("INSERT OR REPLACE INTO health_probe (id, checked_at) VALUES (1, ?)",
-                                       [.real(Clock.unixSeconds())])
+                try connection.execute(Self.checkWritableSQL, [.real(Clock.unixSeconds())])
             }
         } catch {
             throw StoreError(description: "the state database is not writable: \(error)")

@@ -30,6 +30,25 @@ import Testing
         #expect(try reopened.load() == saved)
     }
 
+    /// The writes are compiled once and kept: each call must bind every value
+    /// afresh (a NULL after a text), and a failed write must leave the
+    /// statement ready for the next one.
+    @Test func keptWriteStatementsRebindEveryValueAndRecoverFromAFailure() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try StateStore(directory: directory)
+        try store.save(PersistedState(volume: 60, soundscape: "rain", wantsPlaying: true))
+        try store.save(PersistedState(volume: 20, soundscape: nil, wantsPlaying: false))
+        #expect(try store.load() == PersistedState(volume: 20, soundscape: nil, wantsPlaying: false))
+        #expect(throws: StoreError.self) {
+            try store.save(PersistedState(volume: 101, soundscape: "wind", wantsPlaying: true))
+        }
+        try store.save(PersistedState(volume: 70, soundscape: "wind", wantsPlaying: true))
+        try store.checkWritable()
+        try store.checkWritable()
+        #expect(try StateStore(directory: directory).load() == PersistedState(volume: 70, soundscape: "wind", wantsPlaying: true))
+    }
+
     @Test func usesWriteAheadLogging() throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
