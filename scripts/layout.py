@@ -1,6 +1,7 @@
 """The two steps of scripts/order-file that turn measurements into a code layout.
 
   layout.py profile MAP PACKAGING CALLGRIND...   write soundscaped.order and soundscaped-unnamed.ld
+                                                 (profiles in order of precedence: steady state first)
   layout.py faults MAP PERF_SCRIPT BINARY SCRIPT add the sections page faults name; print how many
 
 MAP is an lld link map (-Map, --no-demangle) of the binary that was measured.
@@ -52,19 +53,25 @@ def profile(link_map, out_dir, profiles):
     # What callgrind saw run in soundscaped's own binary: functions by name, and
     # code without a symbol (private functions: value witnesses, metadata
     # completion, object destroyers) by address.
-    names, seen, addresses = [], set(), set()
+    # The profiles come in order of precedence: what the daemon runs once it is
+    # up first, then what only startup runs. StartupPages unmaps what startup
+    # touched; kept apart, the steady code does not fault startup code back in
+    # with it (the kernel maps 64 KB around each fault).
+    names, seen, addresses = [], set(), []
     for path in profiles:
-        obj = None
+        obj, found = None, set()
         for line in open(path, errors="replace"):
             if line.startswith("ob="):
                 obj = line[3:].strip()
             elif line.startswith("fn=") and obj and obj.endswith("/soundscaped.profiled"):
                 name = re.sub(r"'\d+$", "", line[3:].strip())   # callgrind's recursion marks
                 if name.startswith("0x"):
-                    addresses.add(int(name, 16))
+                    found.add(int(name, 16))
                 elif name not in seen:
                     seen.add(name)
                     names.append(name)
+        # In object order within a profile, so one object's helpers stay together.
+        addresses += sorted(found - set(addresses))
 
     # The profiled link is in object order, so the map lists each object's
     # sections in their own order.
@@ -86,7 +93,7 @@ def profile(link_map, out_dir, profiles):
     by_address = sorted(sections)
     starts = [start for start, _, _ in by_address]
     chosen = []
-    for address in sorted(addresses):
+    for address in addresses:
         section = containing(by_address, starts, address)
         if section and unnamed(section):
             chosen.append(section)

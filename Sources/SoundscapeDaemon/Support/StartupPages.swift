@@ -22,7 +22,10 @@ import SoundscapeCore
 /// would bring back the file's bytes. The walk runs inside `dl_iterate_phdr`,
 /// which holds the loader's lock, so no object can be unloaded under it.
 enum StartupPages {
-    /// Releases, and says at debug level what it changed.
+    /// Releases, and says at debug level what it changed. Never inlined:
+    /// scripts/order-file cuts its profile at each call (startup before, the
+    /// daemon's steady work after).
+    @inline(never)
     static func release(logger: Logger) {
         let before = residentKilobytes()
         let released = release()
