@@ -710,7 +710,10 @@ public final class PipeWireGraph: @unchecked Sendable {
     /// Starts `pw-record --target <sink> --format f32 --rate 48000 --channels 2`
     /// (which records the sink's monitor) and returns once the recorder is
     /// linked to the sink and data is arriving, so anything played afterwards
-    /// is captured.
+    /// is captured. A recording's first graph cycle is silent even when the
+    /// sink is already playing: pw-record's link delivers from the cycle after
+    /// it starts, whoever plays (measured with pw-play as the player too), so
+    /// analyses start from the first sound (`fromFirstSound`).
     public func startRecording(sink: String, file: URL? = nil, timeout: Duration = .seconds(5)) throws -> Recording {
         let url = file ?? recordingsDirectory.appendingPathComponent("\(uniqueName("recording-\(sink)")).wav")
         let recorder = try spawn(
