@@ -163,8 +163,10 @@ public final class StateStore: @unchecked Sendable {
     public func save(_ state: PersistedState) throws(StoreError) {
         do {
             try lock.withLock { () throws(SQLiteError) in
-                try connection.execute(Self.saveStateSQL, [.integer(Int64(state.volume)), state.soundscape.map { .text($0) } ?? .null,
-                          .integer(state.wantsPlaying ? 1 : 0), .real(Clock.unixSeconds())])
+                try connection.execute(Self.saveStateSQL, [
+                    .integer(Int64(state.volume)), state.soundscape.map { .text($0) } ?? .null,
+                    .integer(state.wantsPlaying ? 1 : 0), .real(Clock.unixSeconds()),
+                ])
             }
         } catch {
             throw StoreError(description: "cannot save the state: \(error)")
@@ -192,9 +194,11 @@ public final class StateStore: @unchecked Sendable {
     public func save(_ preferences: PersistedPreferences) throws(StoreError) {
         do {
             try lock.withLock { () throws(SQLiteError) in
-                try connection.execute(Self.savePreferencesSQL, [.text(preferences.interruptionMode), .integer(Int64(preferences.duckLevel)),
-                          .integer(preferences.autoResume ? 1 : 0), preferences.pinnedSink.map { .text($0) } ?? .null,
-                          .real(Clock.unixSeconds())])
+                try connection.execute(Self.savePreferencesSQL, [
+                    .text(preferences.interruptionMode), .integer(Int64(preferences.duckLevel)),
+                    .integer(preferences.autoResume ? 1 : 0), preferences.pinnedSink.map { .text($0) } ?? .null,
+                    .real(Clock.unixSeconds()),
+                ])
             }
         } catch {
             throw StoreError(description: "cannot save the preferences: \(error)")

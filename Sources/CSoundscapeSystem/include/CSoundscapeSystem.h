@@ -1,5 +1,5 @@
 // Thin C shims for glibc functions that Swift's Glibc module does not import
-// because they need _GNU_SOURCE. Each forwards to exactly one call.
+// because they need _GNU_SOURCE. Each forwards to exactly one call (adapting a callback at most).
 #pragma once
 
 #include <elf.h>
