@@ -76,23 +76,19 @@ final class SQLiteConnection {
     /// Runs one statement and returns its rows (each a column-name → value map of what was asked for).
     @discardableResult
     func execute(_ sql: String, _ arguments: [Value] = []) throws(SQLiteError) -> [[String: Value]] {
-        let statement: OpaquePointer
-        if let compiled = kept[sql] {
-            statement = compiled
-        } else {
-            var compiled: OpaquePointer?
-            guard sqlite3_prepare_v2(handle, sql, -1, &compiled, nil) == SQLITE_OK, let compiled else {
-                throw error()
-            }
-            statement = compiled
+        var compiled = kept[sql]
+        let isKept = compiled != nil
+        if !isKept {
+            guard sqlite3_prepare_v2(handle, sql, -1, &compiled, nil) == SQLITE_OK else { throw error() }
         }
+        guard let statement = compiled else { throw error() }
         defer {
-            if kept[sql] == nil {
-                sqlite3_finalize(statement)
-            } else {
+            if isKept {
                 // Ready for the next call, holding no values and no read lock.
                 sqlite3_reset(statement)
                 sqlite3_clear_bindings(statement)
+            } else {
+                sqlite3_finalize(statement)
             }
         }
         for (index, argument) in arguments.enumerated() {

@@ -27,6 +27,11 @@ enum StartupPages {
     /// daemon's steady work after).
     @inline(never)
     static func release(logger: Logger) {
+        // The two /proc reads only when someone will see them.
+        guard logger.logLevel <= .debug else {
+            release()
+            return
+        }
         let before = residentKilobytes()
         let released = release()
         logger.debug("released the pages startup touched", metadata: [
