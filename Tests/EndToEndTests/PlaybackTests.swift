@@ -219,20 +219,25 @@ struct PlaybackTests {
             let recording = try graph.startRecording(sink: "speaker")
             let stop = try daemon.must("stop")
             #expect(stop.stdout.contains("Stopped"))
-            Thread.sleep(forTimeInterval: 1.2)  // record the fade and what follows it
+            // The fade is timed from its own start in the audio, not from the recording's
+            // start: how long the CLI took to say "stop" is no part of the fade.
+            try waitUntil(timeout: .seconds(5), "our node to stop running") {
+                try graph.snapshot().node(named: "soundscaped")?.state != "running"
+            }
+            Thread.sleep(forTimeInterval: 0.5)  // a stretch of what follows the fade, to prove it silent
             let clip = try recording.stop()
 
-            let lastSound = clip.lastNonSilentTime(thresholdDB: -90) ?? 0
-            #expect(lastSound < 0.6, "sound until \(lastSound)s after stop (fade is 250 ms)")
-            #expect(clip.slice(from: 0.7).peak == 0, "not digital silence after the fade")
+            let fadeStart = try #require(clip.fadeStartTime(), "the recording holds no sound before the stop")
+            // The last sample that is not exactly zero: from there on, digital silence.
+            let lastSound = Double(try #require(clip.samples.lastIndex { $0 != 0 }) / clip.channels + 1) / Double(clip.sampleRate)
+            #expect(lastSound - fadeStart < 0.35, "sound for \(lastSound - fadeStart)s after the fade began (fade is 250 ms)")
+            #expect(clip.duration - lastSound > 0.4,
+                    "digital silence for only \(clip.duration - lastSound)s at the end: the stream did not stay silent")
             #expect(clip.maxStep < 0.04, "the fade-out clicked: step \(clip.maxStep)")
 
             let status = try daemon.status()
             #expect(status["state"] as? String == "stopped")
             #expect(status["isPlaying"] as? Bool == false)
-            try waitUntil(timeout: .seconds(5), "our node to stop running") {
-                try graph.snapshot().node(named: "soundscaped")?.state != "running"
-            }
         }
     }
 

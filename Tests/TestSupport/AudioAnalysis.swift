@@ -136,6 +136,17 @@ extension AudioClip {
         return Double(i / channels + 1) / Double(sampleRate)
     }
 
+    /// Time (s) where a fade-out begins: the end of the last window whose RMS is
+    /// within `withinDB` of the loudest window. Nil for a clip with no sound.
+    /// Lets a test time a fade from the fade itself, whenever the recording began.
+    public func fadeStartTime(withinDB: Float = 0.5, windowMs: Double = 5) -> Double? {
+        let levels = windowedRMS(windowMs: windowMs)
+        guard let loudest = levels.max(), loudest > 0 else { return nil }
+        let threshold = loudest * AudioLevel.linear(dBFS: -withinDB)
+        guard let last = levels.lastIndex(where: { $0 >= threshold }) else { return nil }
+        return Double(min(frameCount, (last + 1) * windowFrames(ms: windowMs))) / Double(sampleRate)
+    }
+
     // MARK: Discontinuities
 
     /// Largest absolute difference between consecutive samples of the same
