@@ -44,21 +44,24 @@ let package = Package(
         // MARK: Pure logic (no I/O)
         .target(name: "SoundscapeCore"),
 
+        // MARK: The operating system: files, threads, processes (daemon, CLI and tests alike)
+        .target(name: "SoundscapeSystem", dependencies: ["SoundscapeCore", "CSoundscapeSystem"]),
+
         // MARK: Subsystems
         .target(
             name: "SoundscapeAudio",
             dependencies: [
-                "SoundscapeCore", "CPipeWire", "COpusFile", "CSoundscapeShims", "CSoundscapeSystem",
+                "SoundscapeCore", "SoundscapeSystem", "CPipeWire", "COpusFile", "CSoundscapeShims", "CSoundscapeSystem",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .target(
             name: "SoundscapeLibrary",
-            dependencies: ["SoundscapeCore"]
+            dependencies: ["SoundscapeCore", "SoundscapeSystem"]
         ),
         .target(
             name: "SoundscapeStore",
-            dependencies: ["SoundscapeCore", "CSQLite"]
+            dependencies: ["SoundscapeCore", "SoundscapeSystem", "CSQLite"]
         ),
         .target(
             name: "Varlink",
@@ -70,7 +73,7 @@ let package = Package(
         .target(
             name: "SoundscapeDaemon",
             dependencies: [
-                "SoundscapeCore", "SoundscapeAudio", "SoundscapeLibrary", "SoundscapeStore", "Varlink",
+                "SoundscapeCore", "SoundscapeSystem", "SoundscapeAudio", "SoundscapeLibrary", "SoundscapeStore", "Varlink",
                 "CSoundscapeSystem",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -83,7 +86,7 @@ let package = Package(
         .executableTarget(
             name: "soundscaped",
             dependencies: [
-                "SoundscapeDaemon", "SoundscapeAudio", "SoundscapeCore",
+                "SoundscapeDaemon", "SoundscapeAudio", "SoundscapeCore", "SoundscapeSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -109,7 +112,7 @@ let package = Package(
         .executableTarget(
             name: "soundscapectl",
             dependencies: [
-                "SoundscapeCore", "Varlink",
+                "SoundscapeCore", "SoundscapeSystem", "Varlink",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -120,17 +123,18 @@ let package = Package(
 
         // MARK: Tests
         .testTarget(name: "SoundscapeCoreTests", dependencies: ["SoundscapeCore"]),
+        .testTarget(name: "SoundscapeSystemTests", dependencies: ["SoundscapeSystem"]),
         .testTarget(name: "VarlinkTests", dependencies: [
             "Varlink", "TestSupport",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOEmbedded", package: "swift-nio"),
         ]),
-        .testTarget(name: "SoundscapeStoreTests", dependencies: ["SoundscapeStore"]),
-        .testTarget(name: "SoundscapeAudioTests", dependencies: ["SoundscapeAudio", "SoundscapeLibrary"]),
-        .testTarget(name: "SoundscapeLibraryTests", dependencies: ["SoundscapeLibrary", "SoundscapeCore"]),
+        .testTarget(name: "SoundscapeStoreTests", dependencies: ["SoundscapeStore", "SoundscapeSystem"]),
+        .testTarget(name: "SoundscapeAudioTests", dependencies: ["SoundscapeAudio", "SoundscapeLibrary", "SoundscapeSystem"]),
+        .testTarget(name: "SoundscapeLibraryTests", dependencies: ["SoundscapeLibrary", "SoundscapeCore", "SoundscapeSystem"]),
         .testTarget(name: "SystemdTests", dependencies: ["SoundscapeDaemon"]),
-        .testTarget(name: "SoundscapeDaemonTests", dependencies: ["SoundscapeDaemon", "SoundscapeCore", "TestSupport"]),
-        .target(name: "TestSupport", dependencies: ["SoundscapeCore"], path: "Tests/TestSupport"),
+        .testTarget(name: "SoundscapeDaemonTests", dependencies: ["SoundscapeDaemon", "SoundscapeCore", "SoundscapeSystem", "TestSupport"]),
+        .target(name: "TestSupport", dependencies: ["SoundscapeCore", "SoundscapeSystem"], path: "Tests/TestSupport"),
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "SoundscapeCore", "Varlink"],
                     exclude: ["Fixtures"]),
     ]

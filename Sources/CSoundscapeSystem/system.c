@@ -7,6 +7,14 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+// Layouts the Swift side relies on, checked where the shims are compiled (as
+// swift-nio's CNIOLinux does): Swift imports off_t as Int64 and a pthread_t as
+// UInt, and StartupPages reads the program headers as Elf64_Phdr.
+_Static_assert(sizeof(off_t) == 8, "scs_pread_nowait: off_t must be 64 bits (Swift passes Int64)");
+_Static_assert(sizeof(pthread_t) == sizeof(unsigned long), "scs_set_thread_name: pthread_t must fit an unsigned long");
+_Static_assert(sizeof(ElfW(Phdr)) == sizeof(Elf64_Phdr), "scs_each_loaded_object: only 64-bit ELF is supported");
+_Static_assert(sizeof(ElfW(Addr)) == sizeof(uintptr_t), "scs_each_loaded_object: load addresses must fit a uintptr_t");
+
 int scs_pipe2_cloexec(int fds[2]) {
     return pipe2(fds, O_CLOEXEC);
 }

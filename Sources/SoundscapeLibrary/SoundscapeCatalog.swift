@@ -5,6 +5,7 @@ import Foundation
 #endif
 import Glibc
 import SoundscapeCore
+import SoundscapeSystem
 
 /// Every soundscape the daemon can play, found on disk.
 ///

@@ -1,4 +1,5 @@
 import SoundscapeCore
+import SoundscapeSystem
 
 extension SoundscapeCatalog.Locations {
     /// Where soundscapes are looked for by default:

@@ -1,5 +1,6 @@
 import Glibc
 import SoundscapeCore
+import SoundscapeSystem
 
 /// What survives a restart: the user's volume and soundscape, and whether
 /// they wanted it playing (so a crash or reboot resumes the keep-alive).

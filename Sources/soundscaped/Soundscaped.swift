@@ -10,6 +10,7 @@ import SoundscapeAudio
 import SoundscapeCore
 import SoundscapeDaemon
 import SoundscapeLibrary
+import SoundscapeSystem
 
 struct Soundscaped: AsyncParsableCommand {
     /// Set by main.swift before the command runs.

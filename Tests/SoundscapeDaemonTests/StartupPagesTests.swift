@@ -1,4 +1,5 @@
 import SoundscapeCore
+import SoundscapeSystem
 import Testing
 import TestSupport
 @testable import SoundscapeDaemon

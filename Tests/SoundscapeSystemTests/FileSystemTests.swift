@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import SoundscapeCore
+import SoundscapeSystem
 
 @Suite struct FileSystemTests {
     @Test func pathsJoinAndSplitLikeURLsDid() {

@@ -1,4 +1,5 @@
 import Foundation
+import SoundscapeSystem
 #if canImport(Glibc)
 import Glibc
 #else
@@ -161,13 +162,11 @@ public final class ChildProcess: @unchecked Sendable {
                 fdsToCloseAfterSpawn.append(fd)
                 return (fd, nil)
             case .capture:
-                var fds: [Int32] = [-1, -1]
-                guard makeCloseOnExecPipe(&fds) == 0 else {
-                    throw HarnessError("pipe failed: \(String(cString: strerror(errno)))")
-                }
-                fdsToCloseAfterSpawn.append(fds[1])
-                fdsToCloseOnFailure.append(fds[0])
-                return (fds[1], OutputCollector(fd: fds[0]))
+                let pipe: (read: Int32, write: Int32)
+                do { pipe = try Spawn.pipe() } catch { throw HarnessError("\(error)") }
+                fdsToCloseAfterSpawn.append(pipe.write)
+                fdsToCloseOnFailure.append(pipe.read)
+                return (pipe.write, OutputCollector(fd: pipe.read))
             }
         }
 
@@ -179,12 +178,15 @@ public final class ChildProcess: @unchecked Sendable {
         do {
             out = try configure(stdout)
             err = try configure(stderr)
-            pid = try Spawner.spawn(
-                path: executableURL.path,
-                argv: [executableURL.path] + arguments,
-                environment: environment ?? ProcessInfo.processInfo.environment,
-                currentDirectory: currentDirectory?.path,
-                stdio: [stdinFD >= 0 ? stdinFD : nil, out.fd, err.fd])
+            do {
+                pid = try Spawn.run(
+                    program: executableURL.path, arguments: [executableURL.path] + arguments,
+                    environment: environment ?? ProcessInfo.processInfo.environment, searchPath: false,
+                    stdio: [stdinFD >= 0 ? stdinFD : nil, out.fd, err.fd], group: 0,
+                    workingDirectory: currentDirectory?.path)
+            } catch {
+                throw HarnessError("Failed to launch \(executableURL.path) \(arguments): \(error)")
+            }
         } catch {
             fdsToCloseOnFailure.forEach { _ = close($0) }
             throw error
@@ -354,89 +356,6 @@ public final class ChildProcess: @unchecked Sendable {
 }
 
 // MARK: - Internals
-
-/// posix_spawn with a new process group, default signal dispositions, an
-/// empty signal mask, the given stdio, fds >= 3 closed, and optional cwd.
-enum Spawner {
-    private typealias AddChdir = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>?, UnsafePointer<CChar>?) -> Int32
-    private typealias AddClosefrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>?, Int32) -> Int32
-
-    // Not exported by the Swift Glibc module (glibc >= 2.29 / 2.34); looked up at runtime.
-    private static let addChdir: AddChdir? = dlsym(nil, "posix_spawn_file_actions_addchdir_np").map {
-        unsafeBitCast($0, to: AddChdir.self)
-    }
-    private static let addClosefrom: AddClosefrom? = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np").map {
-        unsafeBitCast($0, to: AddClosefrom.self)
-    }
-
-    static func spawn(
-        path: String, argv: [String], environment: [String: String], currentDirectory: String?, stdio: [Int32?]
-    ) throws -> pid_t {
-        var attr = posix_spawnattr_t()
-        posix_spawnattr_init(&attr)
-        defer { posix_spawnattr_destroy(&attr) }
-        posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
-        posix_spawnattr_setpgroup(&attr, 0)
-        var defaults = sigset_t()
-        sigfillset(&defaults)
-        sigdelset(&defaults, SIGKILL)
-        sigdelset(&defaults, SIGSTOP)
-        posix_spawnattr_setsigdefault(&attr, &defaults)
-        var mask = sigset_t()
-        sigemptyset(&mask)
-        posix_spawnattr_setsigmask(&attr, &mask)
-
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        for (target, fd) in stdio.enumerated() {
-            if let fd { posix_spawn_file_actions_adddup2(&actions, fd, Int32(target)) }
-        }
-        if let addClosefrom { _ = addClosefrom(&actions, 3) }
-        if let currentDirectory {
-            guard let addChdir else {
-                throw HarnessError("posix_spawn_file_actions_addchdir_np unavailable (glibc < 2.29); cannot set cwd")
-            }
-            let rc = currentDirectory.withCString { addChdir(&actions, $0) }
-            guard rc == 0 else { throw HarnessError("addchdir(\(currentDirectory)) failed: \(String(cString: strerror(rc)))") }
-        }
-
-        let cArgs = argv.map { strdup($0) } + [nil]
-        let cEnv = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer {
-            cArgs.forEach { free($0) }
-            cEnv.forEach { free($0) }
-        }
-        var pid: pid_t = 0
-        let rc = posix_spawn(&pid, path, &actions, &attr, cArgs, cEnv)
-        guard rc == 0 else {
-            throw HarnessError("Failed to launch \(path) \(argv.dropFirst()): \(String(cString: strerror(rc)))")
-        }
-        return pid
-    }
-}
-
-private typealias Pipe2Function = @convention(c) (UnsafeMutablePointer<Int32>?, Int32) -> Int32
-
-/// `pipe2` is not exported by the Swift Glibc module; look it up at runtime.
-private let pipe2Function: Pipe2Function? = {
-    guard let symbol = dlsym(nil, "pipe2") else { return nil }
-    return unsafeBitCast(symbol, to: Pipe2Function.self)
-}()
-
-/// A pipe whose both ends are close-on-exec, atomically where possible so a
-/// concurrent spawn on another thread cannot inherit it.
-private func makeCloseOnExecPipe(_ fds: inout [Int32]) -> Int32 {
-    if let pipe2Function {
-        return fds.withUnsafeMutableBufferPointer { pipe2Function($0.baseAddress, O_CLOEXEC) }
-    }
-    let rc = pipe(&fds)
-    if rc == 0 {
-        _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
-        _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
-    }
-    return rc
-}
 
 /// Exit status guarded by a condition variable.
 final class ExitState: @unchecked Sendable {

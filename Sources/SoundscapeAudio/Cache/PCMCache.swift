@@ -3,6 +3,7 @@ import Glibc
 import Logging
 import SoundscapeCore
 import Synchronization
+import SoundscapeSystem
 
 /// Decoded loops on disk (`$XDG_CACHE_HOME/soundscaped/pcm`), so that a loop
 /// that plays for hours is decoded once instead of once per pass: afterwards

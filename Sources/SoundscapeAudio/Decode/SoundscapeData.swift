@@ -1,6 +1,7 @@
 import COpusFile
 import Glibc
 import SoundscapeCore
+import SoundscapeSystem
 
 /// Why a soundscape cannot be played, in words for the user.
 public struct SoundscapeDecodeError: Error, Sendable, Equatable, CustomStringConvertible {

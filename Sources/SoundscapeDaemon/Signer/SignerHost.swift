@@ -1,4 +1,3 @@
-import CSoundscapeSystem
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -9,6 +8,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import SoundscapeCore
+import SoundscapeSystem
 
 /// What a running signer instance tells the player.
 enum SignerFact: Sendable {
@@ -52,11 +52,7 @@ final class SignerHost: Sendable {
         self.hub = hub
         self.eventLoopGroup = eventLoopGroup
         self.logger = logger
-        var fds: [Int32] = [-1, -1]
-        guard scs_pipe2_cloexec(&fds) == 0 else {
-            throw SignerProcess.SpawnError(description: "pipe2: \(String(cString: strerror(errno)))")
-        }
-        lifeline = (fds[0], fds[1])
+        lifeline = try Spawn.pipe()
     }
 
     /// Spawns an instance; its facts arrive through `report` until it has exited.

@@ -2,6 +2,7 @@ import CSoundscapeSystem
 import Glibc
 import Logging
 import SoundscapeCore
+import SoundscapeSystem
 
 /// Unmaps the code and read-only data that starting up touched, so that a
 /// daemon which then runs for days does not keep them in its resident set.
