@@ -405,6 +405,31 @@ extension InterruptionPolicyTests {
         }
 
         @Test
+        func aSwitchWhileDuckedCrossfadesAtTheDuckedVolume() {
+            var driver = D.playingLinked(with: Self.duckHalf)
+            driver.send(.graphChanged(callOnSpeaker))
+            // The action carries the volume to apply: the ducked one, not the user's.
+            #expect(driver.send(.play(D.ocean)) == [
+                .persist(driver.desired(wantsPlaying: true, soundscape: D.ocean)),
+                .switchSoundscape(D.ocean, volume(25)),
+                .emit(.soundscapeChanged, message: nil),
+            ])
+            #expect(driver.status.ducked)
+            // The call ends: the new soundscape comes back to the user's volume.
+            #expect(driver.send(.graphChanged(onSpeaker)) == [
+                .setVolume(D.half), .emit(.resumed, message: "the call ended; volume restored"),
+            ])
+        }
+
+        @Test
+        func aSwitchAfterTheDuckCrossfadesAtTheUsersVolume() {
+            var driver = D.playingLinked(with: Self.duckHalf)
+            driver.send(.graphChanged(callOnSpeaker))
+            driver.send(.graphChanged(onSpeaker))
+            #expect(driver.send(.play(D.ocean)).contains(.switchSoundscape(D.ocean, D.half)))
+        }
+
+        @Test
         func stopWhileDuckedIsAPlainStop() {
             var driver = D.playingLinked(with: Self.duckHalf)
             driver.send(.graphChanged(callOnSpeaker))

@@ -218,7 +218,7 @@ extension [PlayerMachine.Action] {
         let actions = driver.send(.play(D.ocean))
         #expect(actions == [
             .persist(driver.desired(wantsPlaying: true, soundscape: D.ocean)),
-            .switchSoundscape(D.ocean),
+            .switchSoundscape(D.ocean, D.half),
             .emit(.soundscapeChanged, message: nil),
         ])
         #expect(driver.status.soundscape == D.ocean)
@@ -339,7 +339,7 @@ extension [PlayerMachine.Action] {
         let actions = driver.send(.decodeFailed(D.rain, message: "damaged", fallback: D.ocean))
         #expect(actions == [
             .persist(driver.desired(wantsPlaying: true, soundscape: D.ocean)),
-            .switchSoundscape(D.ocean),
+            .switchSoundscape(D.ocean, D.half),
             .emit(.decodeError, message: "damaged"),
         ])
         #expect(driver.desired.soundscape == D.ocean)

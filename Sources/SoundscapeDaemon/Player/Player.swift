@@ -307,8 +307,8 @@ public actor Player {
         switch action {
         case .startOutput(let id, let volume):
             if let data = data(for: id) { output.play(data, volume: volume) }
-        case .switchSoundscape(let id):
-            if let data = data(for: id) { output.play(data, volume: machine.desired.volume) }
+        case .switchSoundscape(let id, let volume):
+            if let data = data(for: id) { output.play(data, volume: volume) }
         case .setVolume(let volume):
             output.setVolume(volume)
         case .stopOutput:

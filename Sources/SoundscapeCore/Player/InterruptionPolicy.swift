@@ -1,0 +1,203 @@
+/// Calls, call routes, the server pausing us, and the sink we play to: what
+/// outranks us right now and where our stream belongs.
+///
+/// A part of `PlayerMachine`, which feeds it the graph's facts and carries out
+/// what it decides. Like the machine it does no I/O and reads no clock.
+struct InterruptionPolicy: Sendable {
+    /// What an interruption does to playback right now.
+    enum Effect: Sendable, Equatable {
+        case none
+        /// Playing on at `duckLevel` percent of the user's volume (interruption mode `duck`).
+        case ducking
+        /// Paused for it: the output fades out and waits.
+        case pausing
+    }
+
+    /// Our stream's link to a sink, as the graph reports it.
+    enum Link: Sendable, Equatable {
+        case never
+        /// Not linked now; `last` is the sink we were on. A move unlinks before it
+        /// links again, so a route change is judged against `last`, not the gap.
+        case unlinked(last: String)
+        /// Linked to `sink` since `since`: a stream just re-linked is not "paused by the server" yet.
+        case linked(sink: String, since: ContinuousClock.Instant)
+    }
+
+    /// What `reconcile` found for the machine to act on.
+    struct Outcome: Sendable, Equatable {
+        /// A pausing interruption ended and auto-resume is off: the wish to play ends,
+        /// with this news (it outranks the input's own).
+        var stop: PlayerMachine.Announcement?
+        /// A duck began or ended: the volume to apply changed.
+        var volumeChanged = false
+        /// News of that duck, unless the input has its own.
+        var duckNews: PlayerMachine.Announcement?
+    }
+
+    var preferences: Preferences
+    let serverPauseGrace: Duration
+    /// The graph as last reported; nil until the output has seen it (and after it lost the server).
+    private(set) var graph: GraphFacts?
+    private(set) var link: Link = .never
+    private(set) var effect: Effect = .none
+
+    init(preferences: Preferences, serverPauseGrace: Duration) {
+        self.preferences = preferences
+        self.serverPauseGrace = serverPauseGrace
+    }
+
+    /// The sink our stream is linked to now.
+    var route: String? {
+        if case .linked(let sink, _) = link { sink } else { nil }
+    }
+
+    /// The sink we were last linked to, whether or not we are linked now.
+    private var lastSink: String? {
+        switch link {
+        case .never: nil
+        case .unlinked(let last): last
+        case .linked(let sink, _): sink
+        }
+    }
+
+    // MARK: Facts
+
+    mutating func graphChanged(_ facts: GraphFacts) {
+        graph = facts
+    }
+
+    /// Without a server nothing is known about sinks or calls.
+    mutating func serverLost() {
+        graph = nil
+    }
+
+    /// Records the new link; returns the news of a move from one sink to another
+    /// while the user wants playback.
+    mutating func routeChanged(to newRoute: String?, wantsPlaying: Bool,
+                               now: ContinuousClock.Instant) -> PlayerMachine.Announcement? {
+        guard newRoute != route else { return nil }
+        let previous = lastSink
+        if let newRoute {
+            link = .linked(sink: newRoute, since: now)
+        } else if let previous {
+            link = .unlinked(last: previous)
+        }
+        guard let previous, let newRoute, newRoute != previous, wantsPlaying else { return nil }
+        let cause: RouteChangeCause
+        if let graph, graph.sink(named: previous) == nil {
+            cause = .deviceUnavailable
+        } else if newRoute == preferences.pinnedSink {
+            cause = .pinnedDeviceReturned
+        } else {
+            cause = .newDefault
+        }
+        return PlayerMachine.Announcement(.routeChanged, "\(previous) → \(newRoute)", cause: cause.rawValue)
+    }
+
+    // MARK: Judgements
+
+    /// What outranks us right now (only meaningful while the user wants playback).
+    /// The server pausing us counts only once the session has been audible, for a
+    /// linked stream held paused longer than `serverPauseGrace`.
+    func causes(output: PlayerMachine.Output, sessionAudible: Bool, now: ContinuousClock.Instant) -> Set<InterruptionCause> {
+        var causes: Set<InterruptionCause> = []
+        if let graph {
+            if !graph.communicationStreams.isEmpty { causes.insert(.communicationStream) }
+            if graph.defaultIsCallRoute || graph.sink(named: route)?.isCallRoute == true { causes.insert(.callRoute) }
+        }
+        if case .linked(_, let linkedSince) = link, case .active(_, streaming: false, let since) = output, sessionAudible,
+           now - max(since, linkedSince) >= serverPauseGrace {
+            causes.insert(.serverPaused)
+        }
+        return causes
+    }
+
+    /// A call route always pauses us (we never play into one); a call pauses
+    /// us in `pause` mode. `serverPaused` is the server's doing, not ours to act on.
+    func pauses(_ causes: Set<InterruptionCause>) -> Bool {
+        causes.contains(.callRoute) || (causes.contains(.communicationStream) && preferences.interruptionMode == .pause)
+    }
+
+    private func ducks(_ causes: Set<InterruptionCause>) -> Bool {
+        !pauses(causes) && causes.contains(.communicationStream) && preferences.interruptionMode == .duck
+    }
+
+    /// The volume to apply: the user's, or its ducked fraction.
+    func effectiveVolume(for volume: Volume) -> Volume {
+        effect == .ducking ? Volume(clamping: volume.percent * preferences.duckLevel / 100) : volume
+    }
+
+    /// Where our stream should be linked: the pinned sink while it exists, else
+    /// the default; never a call route.
+    func desiredTarget() -> String? {
+        guard let graph else { return nil }
+        if let pinned = preferences.pinnedSink, let sink = graph.sink(named: pinned), !sink.isCallRoute {
+            return pinned
+        }
+        guard let name = graph.defaultSink, let sink = graph.sink(named: name), !sink.isCallRoute else { return nil }
+        return name
+    }
+
+    /// No sink we may play to.
+    var noUsableSink: Bool {
+        guard let graph else { return false }
+        return !graph.sinks.contains { !$0.isCallRoute }
+    }
+
+    /// The interruption an `interrupted` event names: a call route first, then a pausing call.
+    func mainCause(of causes: Set<InterruptionCause>) -> InterruptionCause {
+        causes.contains(.callRoute) ? .callRoute : causes.contains(.communicationStream) && pauses(causes) ? .communicationStream : .serverPaused
+    }
+
+    func describe(_ cause: InterruptionCause) -> String {
+        switch cause {
+        case .communicationStream:
+            return "a call is active: " + (graph?.communicationStreams.joined(separator: ", ") ?? "")
+        case .callRoute:
+            if graph?.defaultIsCallRoute == true {
+                return "the default output is a call route (\(graph?.defaultSink ?? "?"))"
+            }
+            return "our output is a call route (\(route ?? "?"))"
+        case .serverPaused:
+            return "the server paused our stream"
+        }
+    }
+
+    // MARK: Reconcile
+
+    /// Ducking, and the end of a pausing interruption without auto-resume: both
+    /// derived from the facts on every input, never from an "it ended" signal.
+    mutating func reconcile(wantsPlaying: Bool, output: PlayerMachine.Output, sessionAudible: Bool,
+                            now: ContinuousClock.Instant) -> Outcome {
+        // Without graph facts (no server) nothing is known about calls: keep the last judgement.
+        guard graph != nil || !wantsPlaying else { return Outcome() }
+        let causes = wantsPlaying ? self.causes(output: output, sessionAudible: sessionAudible, now: now) : []
+        let pausing = pauses(causes)
+        // "Ended" means the call and the call route are gone, not that the mode changed.
+        let ended = causes.isDisjoint(with: [.communicationStream, .callRoute])
+        var outcome = Outcome()
+        var wants = wantsPlaying
+        if effect == .pausing && ended && wants && !preferences.autoResume {
+            wants = false
+            outcome.stop = PlayerMachine.Announcement(.stopped, "the interruption ended; auto-resume is off")
+        }
+        let wasDucking = effect == .ducking
+        let shouldDuck = wants && ducks(causes)
+        effect = shouldDuck ? .ducking : pausing && wants ? .pausing : .none
+        if shouldDuck != wasDucking {
+            if shouldDuck {
+                outcome.volumeChanged = true
+                outcome.duckNews = PlayerMachine.Announcement(
+                    .interrupted, "ducked to \(preferences.duckLevel)% for a call",
+                    cause: InterruptionCause.communicationStream.rawValue)
+            } else if wants && !pausing && ended {
+                // The call is over and we keep playing: back to full volume, and say so.
+                outcome.volumeChanged = true
+                outcome.duckNews = PlayerMachine.Announcement(.resumed, "the call ended; volume restored")
+            }
+            // Otherwise we are about to fade out (stop, or a pausing interruption): the
+            // ducked level stays until then, and the next start uses the full volume.
+        }
+        return outcome
+    }
+}

@@ -1,0 +1,106 @@
+/// What goes into and comes out of `PlayerMachine`.
+extension PlayerMachine {
+    public struct Configuration: Sendable {
+        /// How long an output may take from "start" to streaming before we
+        /// stop waiting quietly and report `resumeFailed`.
+        public var startTimeout: Duration
+
+        /// How long each watchdog step gets to bring audio back before the next, stronger one.
+        public var reviveInterval: Duration
+
+        /// How long the graph may hold our linked, active stream paused before
+        /// that counts as the server pausing us (a shorter pause is a re-link).
+        public var serverPauseGrace: Duration
+
+        public init(startTimeout: Duration = .seconds(3), reviveInterval: Duration = .seconds(3),
+                    serverPauseGrace: Duration = .seconds(1)) {
+            self.startTimeout = startTimeout
+            self.reviveInterval = reviveInterval
+            self.serverPauseGrace = serverPauseGrace
+        }
+    }
+
+    /// What the audio output is doing, as far as we know.
+    public enum Output: Sendable, Equatable {
+        /// Not connected to a PipeWire server.
+        case unavailable
+        /// Connected; the stream exists but is inactive (the sink may suspend).
+        case idle
+        /// Told to play `soundscape`; `streaming` once the graph runs us.
+        /// `since` is when it last was not streaming, for the start timeout.
+        case active(soundscape: SoundscapeID, streaming: Bool, since: ContinuousClock.Instant)
+        /// Fading out before going idle.
+        case stopping
+    }
+
+    public enum Input: Sendable, Equatable {
+        case play(SoundscapeID)
+        case stop
+        case setVolume(Volume)
+        /// The output connected to a server and is idle.
+        case outputConnected
+        /// The output lost its server (or never had one).
+        case outputDisconnected(reason: String)
+        /// The stream started or stopped being scheduled by the graph.
+        case outputStreaming(Bool)
+        /// A fade-out ended and the stream is inactive.
+        case outputStopped
+        /// The sink we are linked to, by `node.name`.
+        case routeChanged(String?)
+        /// A soundscape could not be decoded; `fallback` is what to play instead, if anything.
+        case decodeFailed(SoundscapeID, message: String, fallback: SoundscapeID?)
+        /// The output should play but no audio cycle ran for its grace period.
+        case outputStalled
+        /// Cycles run again after `outputStalled`.
+        case outputFlowing
+        /// The graph's sinks, default sink and calls changed.
+        case graphChanged(GraphFacts)
+        /// The user changed a preference (or they were loaded at start-up).
+        case setPreferences(Preferences)
+        /// Time passed; re-evaluate deadlines.
+        case tick
+    }
+
+    /// The watchdog's escalation, gentlest first.
+    public enum ReviveStep: Sendable, Equatable, CaseIterable {
+        /// Make the stream inactive and active again.
+        case reactivate
+        /// Replace the stream on the same connection.
+        case recreateStream
+        /// Drop the connection to PipeWire and connect again.
+        case reconnect
+    }
+
+    /// What the caller must do. Each action carries everything needed to carry
+    /// it out, so the caller never reads the machine's state to perform one.
+    public enum Action: Sendable, Equatable {
+        case startOutput(SoundscapeID, Volume)
+        /// Crossfade to another soundscape at this volume (the ducked one during a call in duck mode).
+        case switchSoundscape(SoundscapeID, Volume)
+        case setVolume(Volume)
+        case stopOutput
+        case persist(DesiredState)
+        case persistPreferences(Preferences)
+        /// `cause` is the machine-readable why: an `InterruptionCause` or a `RouteChangeCause`.
+        case emit(EventReason, message: String?, cause: String? = nil)
+        /// Ask for a `.tick` at this instant (a start deadline).
+        case scheduleTick(at: ContinuousClock.Instant)
+        /// The watchdog's next step to bring stalled audio back.
+        case revive(ReviveStep)
+        /// Link our stream to this sink (`target.object`); nil leaves it to the session manager.
+        case setTarget(String?)
+    }
+
+    /// An input's own news, published unless a state transition says more (see `EventAnnouncer`).
+    struct Announcement: Sendable, Equatable {
+        var reason: EventReason
+        var message: String?
+        var cause: String?
+
+        init(_ reason: EventReason, _ message: String? = nil, cause: String? = nil) {
+            self.reason = reason
+            self.message = message
+            self.cause = cause
+        }
+    }
+}

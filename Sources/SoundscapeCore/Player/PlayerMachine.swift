@@ -1,0 +1,288 @@
+/// The single place that decides what the player does.
+///
+/// Commands (what the user wants) and facts (what the audio output reports)
+/// go in; actions (what to tell the output, what to persist, which event to
+/// send) come out. It does no I/O and reads no clock — the caller passes
+/// `now` — so every sequence of facts can be replayed in a unit test.
+///
+/// The machine reconciles after every input: it compares what is wanted with
+/// what is true and issues the one action that closes the gap. No handler
+/// ever decides on its own, and no single "it ended" signal is trusted: the
+/// same reconcile runs on each fact and on ticks.
+///
+/// It is built from parts, each with its state as an enum and a file of its own:
+/// - the output reconcile (here): `Output`, the target we asked to be linked to;
+/// - `InterruptionPolicy`: calls, call routes, the server pausing us, routes;
+/// - `ReviveLadder`: the watchdog's escalation when audio stalls;
+/// - `EventAnnouncer`: which event a change is worth.
+/// Types that go in and out are in `PlayerMachine+Types.swift`.
+public struct PlayerMachine: Sendable {
+    public let configuration: Configuration
+    public private(set) var desired: DesiredState
+    public private(set) var output: Output = .unavailable
+    /// Whether the graph runs our stream, as last reported, whatever we asked of it;
+    /// a play during a stop's fade-out finds the stream still running.
+    public private(set) var graphStreaming = false
+    private var policy: InterruptionPolicy
+    private var ladder: ReviveLadder
+    private var announcer = EventAnnouncer()
+    private var disconnectReason: String?
+    /// The sink we last asked to be linked to, on this connection.
+    private var target: TargetRequest = .none
+
+    /// What we last asked of the session manager about our stream's link.
+    private enum TargetRequest: Sendable, Equatable {
+        case none
+        case requested(String?)
+    }
+
+    public init(desired: DesiredState, preferences: Preferences = .default, configuration: Configuration = .init()) {
+        self.desired = desired
+        self.configuration = configuration
+        policy = InterruptionPolicy(preferences: preferences, serverPauseGrace: configuration.serverPauseGrace)
+        ladder = ReviveLadder(interval: configuration.reviveInterval)
+    }
+
+    public var preferences: Preferences { policy.preferences }
+    /// The sink we are linked to, by `node.name`.
+    public var route: String? { policy.route }
+    /// The graph as last reported; nil until the output has seen it.
+    public var graph: GraphFacts? { policy.graph }
+    /// Whether an interruption is lowering the volume right now.
+    public var ducking: Bool { policy.effect == .ducking }
+    /// The state last announced in an event.
+    public var publishedState: PlayerState { announcer.published }
+
+    /// The volume to apply: the user's, or its ducked fraction.
+    public var effectiveVolume: Volume { policy.effectiveVolume(for: desired.volume) }
+
+    /// What outranks us right now (only meaningful while the user wants playback).
+    public func interruptions(now: ContinuousClock.Instant) -> Set<InterruptionCause> {
+        policy.causes(output: output, sessionAudible: announcer.session == .audible, now: now)
+    }
+
+    /// Where our stream should be linked: the pinned sink while it exists, else
+    /// the default; never a call route.
+    func desiredTarget() -> String? {
+        policy.desiredTarget()
+    }
+
+    // MARK: Derived state
+
+    /// The state right now, or nil while a start is still within its grace period.
+    func currentState(now: ContinuousClock.Instant) -> PlayerState? {
+        guard desired.wantsPlaying else { return .stopped }
+        let causes = interruptions(now: now)
+        if policy.pauses(causes) || causes.contains(.serverPaused) { return .interrupted }
+        if ladder.isReviving || policy.noUsableSink { return .recovering }
+        switch output {
+        case .active(_, streaming: true, _):
+            return .playing
+        case .active(_, streaming: false, let since):
+            return now - since < configuration.startTimeout ? nil : .recovering
+        case .unavailable, .idle, .stopping:
+            return .recovering
+        }
+    }
+
+    /// True while a start has been commanded but not yet confirmed by the graph.
+    public func isSettling(now: ContinuousClock.Instant) -> Bool {
+        currentState(now: now) == nil
+    }
+
+    public func status(now: ContinuousClock.Instant) -> PlayerStatus {
+        let state = currentState(now: now) ?? announcer.published
+        var status = PlayerStatus(
+            state: state, isPlaying: state == .playing, soundscape: desired.soundscape,
+            volume: desired.volume, route: route, wantsPlaying: desired.wantsPlaying
+        )
+        status.interruptions = interruptions(now: now).sorted().map(\.rawValue)
+        status.ducked = ducking
+        return status
+    }
+
+    // MARK: Transitions
+
+    public mutating func handle(_ input: Input, now: ContinuousClock.Instant) -> [Action] {
+        var actions: [Action] = []
+        var news: Announcement?
+
+        switch input {
+        case .play(let soundscape):
+            let changedSoundscape = soundscape != desired.soundscape
+            if changedSoundscape || !desired.wantsPlaying {
+                if !desired.wantsPlaying { announcer.sessionBegins() }
+                desired.soundscape = soundscape
+                desired.wantsPlaying = true
+                actions.append(.persist(desired))
+                // During a session the switch itself is the news; from silence, `started` says it.
+                if changedSoundscape, announcer.published != .stopped {
+                    news = Announcement(.soundscapeChanged)
+                }
+            }
+
+        case .stop:
+            ladder.reset()
+            announcer.stopped()
+            if desired.wantsPlaying {
+                desired.wantsPlaying = false
+                actions.append(.persist(desired))
+            }
+
+        case .setVolume(let volume):
+            if volume != desired.volume {
+                desired.volume = volume
+                actions.append(.persist(desired))
+                actions.append(.setVolume(effectiveVolume))
+                news = Announcement(.volumeChanged)
+            }
+
+        case .outputConnected:
+            if output == .unavailable {
+                output = .idle
+                graphStreaming = false
+                target = .none
+                news = announcer.serverConnected()
+            }
+
+        case .outputDisconnected(let reason):
+            output = .unavailable
+            policy.serverLost()
+            target = .none
+            graphStreaming = false
+            disconnectReason = reason
+            // The server's loss is its own cause; reconnecting is what the last watchdog step does anyway.
+            ladder.reset()
+
+        case .outputStalled:
+            // Only a stream the graph claims to run can stall; a paused one is waiting, which
+            // the start deadline covers.
+            if case .active(_, streaming: true, _) = output, desired.wantsPlaying {
+                actions += ladder.stalled(now: now)
+            }
+
+        case .outputFlowing:
+            ladder.reset()
+
+        case .outputStreaming(let streaming):
+            graphStreaming = streaming
+            if case .active(let soundscape, let wasStreaming, _) = output, wasStreaming != streaming {
+                output = .active(soundscape: soundscape, streaming: streaming, since: now)
+                if !streaming {
+                    // A linked stream the graph holds paused becomes `serverPaused` after a grace period.
+                    if route != nil && announcer.session == .audible {
+                        actions.append(.scheduleTick(at: now + configuration.serverPauseGrace))
+                    }
+                    actions.append(.scheduleTick(at: now + configuration.startTimeout))
+                }
+            }
+
+        case .outputStopped:
+            if output == .stopping { output = .idle }
+
+        case .routeChanged(let newRoute):
+            // (A route that appears while the stream waits is judged at the start deadline's tick.)
+            news = policy.routeChanged(to: newRoute, wantsPlaying: desired.wantsPlaying, now: now)
+
+        case .graphChanged(let facts):
+            policy.graphChanged(facts)
+
+        case .setPreferences(let newPreferences):
+            if newPreferences != policy.preferences {
+                let oldLevel = policy.preferences.duckLevel
+                policy.preferences = newPreferences
+                actions.append(.persistPreferences(newPreferences))
+                // A new duck level applies at once to a duck under way.
+                if ducking && oldLevel != newPreferences.duckLevel { actions.append(.setVolume(effectiveVolume)) }
+            }
+
+        case .decodeFailed(let soundscape, let message, let fallback):
+            news = Announcement(.decodeError, message)
+            if soundscape == desired.soundscape {
+                let before = desired
+                if let fallback, fallback != soundscape {
+                    desired.soundscape = fallback
+                } else {
+                    desired.wantsPlaying = false
+                }
+                if desired != before { actions.append(.persist(desired)) }
+            }
+
+        case .tick:
+            let (revive, failure) = ladder.tick(now: now)
+            actions += revive
+            if let failure { news = failure }
+        }
+
+        actions += reconcileInterruptions(now: now, news: &news)
+        actions += reconcileOutput(now: now)
+        actions += reconcileTarget()
+        let state = currentState(now: now)
+        // The situation is only read for a transition; most inputs are not one.
+        let transition = state != nil && state != announcer.published
+        let situation: EventAnnouncer.Situation? = transition ? self.situation(now: now) : nil
+        actions += announcer.publish(state, situation: situation, news: news)
+        return actions
+    }
+
+    // MARK: Reconcile
+
+    /// What the interruption policy decides for this input, carried out.
+    private mutating func reconcileInterruptions(now: ContinuousClock.Instant, news: inout Announcement?) -> [Action] {
+        let outcome = policy.reconcile(wantsPlaying: desired.wantsPlaying, output: output,
+                                       sessionAudible: announcer.session == .audible, now: now)
+        var actions: [Action] = []
+        if let stop = outcome.stop {
+            desired.wantsPlaying = false
+            actions.append(.persist(desired))
+            news = stop
+        }
+        if outcome.volumeChanged { actions.append(.setVolume(effectiveVolume)) }
+        if let duckNews = outcome.duckNews { news = news ?? duckNews }
+        return actions
+    }
+
+    /// Closes the gap between what is wanted and what the output does.
+    private mutating func reconcileOutput(now: ContinuousClock.Instant) -> [Action] {
+        let wantsAudio = desired.wantsPlaying && policy.effect != .pausing
+        switch (wantsAudio, output) {
+        case (true, .idle), (true, .stopping):
+            // From `.stopping` the stream may still run (the fade-out is simply reversed).
+            let streaming = output == .stopping && graphStreaming
+            output = .active(soundscape: desired.soundscape, streaming: streaming, since: now)
+            return [.startOutput(desired.soundscape, effectiveVolume), .scheduleTick(at: now + configuration.startTimeout)]
+        case (true, .active(let playing, let streaming, let since)) where playing != desired.soundscape:
+            output = .active(soundscape: desired.soundscape, streaming: streaming, since: since)
+            return [.switchSoundscape(desired.soundscape, effectiveVolume)]
+        case (false, .active):
+            output = .stopping
+            return [.stopOutput]
+        default:
+            return []
+        }
+    }
+
+    /// Keeps our stream linked where the policy says, while connected.
+    private mutating func reconcileTarget() -> [Action] {
+        guard output != .unavailable, policy.graph != nil else { return [] }
+        let wanted = policy.desiredTarget()
+        switch target {
+        case .requested(let applied) where applied == wanted:
+            return []
+        case .requested where wanted == nil:
+            // With no usable sink there is nothing to ask for; keep the last request.
+            return []
+        default:
+            target = .requested(wanted)
+            return wanted.map { [.setTarget($0)] } ?? []
+        }
+    }
+
+    private func situation(now: ContinuousClock.Instant) -> EventAnnouncer.Situation {
+        let causes = interruptions(now: now)
+        let main = policy.mainCause(of: causes)
+        return EventAnnouncer.Situation(
+            stalled: ladder.isReviving, noUsableSink: policy.noUsableSink, serverUnavailable: output == .unavailable,
+            disconnectReason: disconnectReason, interruption: (main, policy.describe(main)))
+    }
+}
