@@ -560,34 +560,37 @@ extension InterruptionPolicyTests {
             ("call route", headsetInCallProfile, facts([sink(speaker), sink(headset)], default: speaker)),
         ]
 
+        /// Auto-resume off leaves the session paused, not ended: the signer host keeps
+        /// running, and the user's play (a media key) brings the sound back.
         @Test(arguments: 0..<2)
-        func offStaysStoppedWhenAPausingInterruptionEnds(index: Int) {
+        func offStaysPausedWhenAPausingInterruptionEnds(index: Int) {
             let (_, during, after) = Self.interruptions[index]
             var driver = D.playingLinked(with: preferences(autoResume: false))
             #expect(driver.send(.graphChanged(during)).first == .stopOutput)
             driver.finishFadeOut()
+            let paused = DesiredState(intent: .paused, soundscape: D.rain, volume: D.half)
             #expect(driver.send(.graphChanged(after)) == [
-                .persist(driver.desired(wantsPlaying: false)),
-                .emit(.stopped, message: "the interruption ended; auto-resume is off"),
+                .persist(paused),
+                .emit(.paused, message: "the interruption ended; auto-resume is off"),
             ])
-            #expect(driver.desired.wantsPlaying == false)
-            #expect(driver.status == PlayerStatus(state: .stopped, isPlaying: false, soundscape: D.rain, volume: D.half,
+            #expect(driver.desired == paused)
+            #expect(driver.status == PlayerStatus(state: .paused, isPlaying: false, soundscape: D.rain, volume: D.half,
                                                   route: speaker, wantsPlaying: false))
             #expect(driver.send(.graphChanged(after)) == [])
-            // The next play is an ordinary start.
+            // The next play resumes the session.
             #expect(driver.send(.play(D.rain)) == [
                 .persist(driver.desired(wantsPlaying: true)), .startOutput(D.rain, D.half),
                 .scheduleTick(at: driver.now + D.timeout),
             ])
-            #expect(driver.send(.outputStreaming(true)) == [.emit(.started, message: nil)])
+            #expect(driver.send(.outputStreaming(true)) == [.emit(.resumed, message: nil)])
         }
 
-        @Test func offStaysStoppedWhenTheCallEndsDuringTheFadeOut() {
+        @Test func offStaysPausedWhenTheCallEndsDuringTheFadeOut() {
             var driver = D.playingLinked(with: preferences(autoResume: false))
             driver.send(.graphChanged(callOnSpeaker))
             #expect(driver.send(.graphChanged(onSpeaker)) == [
-                .persist(driver.desired(wantsPlaying: false)),
-                .emit(.stopped, message: "the interruption ended; auto-resume is off"),
+                .persist(DesiredState(intent: .paused, soundscape: D.rain, volume: D.half)),
+                .emit(.paused, message: "the interruption ended; auto-resume is off"),
             ])
             #expect(driver.machine.output == .stopping)
         }

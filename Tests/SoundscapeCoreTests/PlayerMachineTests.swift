@@ -191,6 +191,65 @@ extension [PlayerMachine.Action] {
         #expect(driver.status.state == .stopped)
     }
 
+    // MARK: Pausing
+
+    @Test func pauseFadesOutLikeStopButKeepsTheSession() {
+        var driver = D.playing()
+        let paused = DesiredState(intent: .paused, soundscape: D.rain, volume: D.half)
+        #expect(driver.send(.pause) == [.persist(paused), .stopOutput, .emit(.paused, message: nil)])
+        #expect(driver.machine.output == .stopping)
+        #expect(driver.desired.wantsSession && !driver.desired.wantsPlaying)
+        #expect(driver.status == PlayerStatus(state: .paused, isPlaying: false, soundscape: D.rain,
+                                              volume: D.half, route: nil, wantsPlaying: false))
+        driver.send(.outputStreaming(false))
+        #expect(driver.send(.outputStopped) == [])
+        #expect(driver.machine.output == .idle)
+        // A second pause, and facts while paused, change nothing.
+        #expect(driver.send(.pause) == [])
+        #expect(driver.send(.tick, after: .seconds(10)) == [])
+    }
+
+    @Test func playResumesAPausedSession() {
+        var driver = D.playing()
+        driver.send(.pause)
+        driver.send(.outputStreaming(false))
+        driver.send(.outputStopped)
+        #expect(driver.send(.play(D.rain), after: .seconds(5)) == [
+            .persist(driver.desired(wantsPlaying: true)), .startOutput(D.rain, D.half),
+            .scheduleTick(at: driver.now + D.timeout),
+        ])
+        // The session was audible before the pause: its return is `resumed`, not `started`.
+        #expect(driver.send(.outputStreaming(true)) == [.emit(.resumed, message: nil)])
+        #expect(driver.status.state == .playing)
+    }
+
+    @Test func stopEndsAPausedSessionAndPauseDoesNothingWhenStopped() {
+        var driver = D.playing()
+        driver.send(.pause)
+        #expect(driver.send(.stop) == [.persist(driver.desired(wantsPlaying: false)), .emit(.stopped, message: nil)])
+        #expect(driver.status.state == .stopped)
+        #expect(driver.send(.pause) == [], "nothing to pause without a session")
+        #expect(driver.desired.intent == .stopped)
+    }
+
+    @Test func aRestoredPauseStaysSilentWhenTheOutputConnects() {
+        var driver = D(soundscape: D.wind)
+        driver.machine = PlayerMachine(desired: DesiredState(intent: .paused, soundscape: D.wind, volume: D.half),
+                                       configuration: .init(startTimeout: D.timeout))
+        #expect(driver.status.state == .paused)
+        #expect(driver.send(.outputConnected) == [.emit(.paused, message: nil)])
+        #expect(driver.machine.output == .idle)
+    }
+
+    @Test func anInterruptionDuringAPauseIsNotNews() {
+        var driver = D.playing()
+        driver.send(.pause)
+        let call = GraphFacts(sinks: [.init(name: "speaker", isCallRoute: false)], defaultSink: "speaker",
+                              communicationStreams: ["Linphone"])
+        #expect(driver.send(.graphChanged(call)).emits == [])
+        #expect(driver.status.state == .paused)
+    }
+
     // MARK: Volume and soundscape
 
     @Test func volumeChangeSetsPersistsAndAnnounces() {

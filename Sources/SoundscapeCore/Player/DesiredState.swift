@@ -3,13 +3,33 @@
 /// happens to the audio: an interruption or a lost server leaves it intact,
 /// so recovery always knows where to return to.
 public struct DesiredState: Sendable, Equatable, Codable {
-    public var wantsPlaying: Bool
+    /// The keep-alive session the user asked for.
+    public enum Intent: String, Sendable, Equatable, Codable, CaseIterable {
+        /// No session: no sound, and the signer host stops (unless told to keep running).
+        case stopped
+        /// A session with the soundscape audible.
+        case playing
+        /// A session kept without sound: the stream is inactive, the signer host runs on.
+        case paused
+    }
+
+    public var intent: Intent
     public var soundscape: SoundscapeID
     public var volume: Volume
 
-    public init(wantsPlaying: Bool, soundscape: SoundscapeID, volume: Volume) {
-        self.wantsPlaying = wantsPlaying
+    public init(intent: Intent, soundscape: SoundscapeID, volume: Volume) {
+        self.intent = intent
         self.soundscape = soundscape
         self.volume = volume
     }
+
+    public init(wantsPlaying: Bool, soundscape: SoundscapeID, volume: Volume) {
+        self.init(intent: wantsPlaying ? .playing : .stopped, soundscape: soundscape, volume: volume)
+    }
+
+    /// The user wants to hear the soundscape.
+    public var wantsPlaying: Bool { intent == .playing }
+
+    /// The user wants the keep-alive session, audible or paused.
+    public var wantsSession: Bool { intent != .stopped }
 }

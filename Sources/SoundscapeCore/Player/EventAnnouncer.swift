@@ -70,6 +70,8 @@ struct EventAnnouncer: Sendable {
         switch state {
         case .stopped:
             reason = news?.reason == .decodeError ? .decodeError : .stopped
+        case .paused:
+            reason = .paused
         case .playing:
             reason = pending == .recovery ? .recovered : (session == .audible || previous == .interrupted) ? .resumed : .started
             session = .audible

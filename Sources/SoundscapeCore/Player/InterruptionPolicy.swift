@@ -25,9 +25,9 @@ struct InterruptionPolicy: Sendable {
 
     /// What `reconcile` found for the machine to act on.
     struct Outcome: Sendable, Equatable {
-        /// A pausing interruption ended and auto-resume is off: the wish to play ends,
-        /// with this news (it outranks the input's own).
-        var stop: PlayerMachine.Announcement?
+        /// A pausing interruption ended and auto-resume is off: the session stays
+        /// paused until the user plays, with this news (it outranks the input's own).
+        var pause: PlayerMachine.Announcement?
         /// A duck began or ended: the volume to apply changed.
         var volumeChanged = false
         /// News of that duck, unless the input has its own.
@@ -179,7 +179,7 @@ struct InterruptionPolicy: Sendable {
         var wants = wantsPlaying
         if effect == .pausing && ended && wants && !preferences.autoResume {
             wants = false
-            outcome.stop = PlayerMachine.Announcement(.stopped, "the interruption ended; auto-resume is off")
+            outcome.pause = PlayerMachine.Announcement(.paused, "the interruption ended; auto-resume is off")
         }
         let wasDucking = effect == .ducking
         let shouldDuck = wants && ducks(causes)

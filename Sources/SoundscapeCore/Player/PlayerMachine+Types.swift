@@ -35,6 +35,9 @@ extension PlayerMachine {
 
     public enum Input: Sendable, Equatable {
         case play(SoundscapeID)
+        /// Silence, keeping the session (and the signer host) going; `play` resumes.
+        case pause
+        /// End the session.
         case stop
         case setVolume(Volume)
         /// The output connected to a server and is idle.

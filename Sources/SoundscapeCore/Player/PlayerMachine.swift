@@ -71,7 +71,11 @@ public struct PlayerMachine: Sendable {
 
     /// The state right now, or nil while a start is still within its grace period.
     func currentState(now: ContinuousClock.Instant) -> PlayerState? {
-        guard desired.wantsPlaying else { return .stopped }
+        switch desired.intent {
+        case .stopped: return .stopped
+        case .paused: return .paused
+        case .playing: break
+        }
         let causes = interruptions(now: now)
         if policy.pauses(causes) || causes.contains(.serverPaused) { return .interrupted }
         if ladder.isReviving || policy.noUsableSink { return .recovering }
@@ -111,9 +115,10 @@ public struct PlayerMachine: Sendable {
         case .play(let soundscape):
             let changedSoundscape = soundscape != desired.soundscape
             if changedSoundscape || !desired.wantsPlaying {
-                if !desired.wantsPlaying { announcer.sessionBegins() }
+                // From a pause the session goes on: its return to sound is `resumed`.
+                if desired.intent == .stopped { announcer.sessionBegins() }
                 desired.soundscape = soundscape
-                desired.wantsPlaying = true
+                desired.intent = .playing
                 actions.append(.persist(desired))
                 // During a session the switch itself is the news; from silence, `started` says it.
                 if changedSoundscape, announcer.published != .stopped {
@@ -121,11 +126,19 @@ public struct PlayerMachine: Sendable {
                 }
             }
 
+        case .pause:
+            ladder.reset()
+            announcer.stopped()
+            if desired.intent == .playing {
+                desired.intent = .paused
+                actions.append(.persist(desired))
+            }
+
         case .stop:
             ladder.reset()
             announcer.stopped()
-            if desired.wantsPlaying {
-                desired.wantsPlaying = false
+            if desired.intent != .stopped {
+                desired.intent = .stopped
                 actions.append(.persist(desired))
             }
 
@@ -203,7 +216,7 @@ public struct PlayerMachine: Sendable {
                 if let fallback, fallback != soundscape {
                     desired.soundscape = fallback
                 } else {
-                    desired.wantsPlaying = false
+                    desired.intent = .stopped
                 }
                 if desired != before { actions.append(.persist(desired)) }
             }
@@ -232,10 +245,10 @@ public struct PlayerMachine: Sendable {
         let outcome = policy.reconcile(wantsPlaying: desired.wantsPlaying, output: output,
                                        sessionAudible: announcer.session == .audible, now: now)
         var actions: [Action] = []
-        if let stop = outcome.stop {
-            desired.wantsPlaying = false
+        if let pause = outcome.pause {
+            desired.intent = .paused
             actions.append(.persist(desired))
-            news = stop
+            news = pause
         }
         if outcome.volumeChanged { actions.append(.setVolume(effectiveVolume)) }
         if let duckNews = outcome.duckNews { news = news ?? duckNews }

@@ -8,6 +8,8 @@ public enum PlayerState: String, Sendable, Codable, CaseIterable {
     case interrupted
     /// The user wants playback and we are working to get it back (no server, no sink, a stall).
     case recovering
+    /// The user paused: no sound, but the keep-alive session (and its signer host) goes on.
+    case paused
 }
 
 /// Why an event was sent. The first words are the phone app's, so a signer
@@ -15,6 +17,8 @@ public enum PlayerState: String, Sendable, Codable, CaseIterable {
 public enum EventReason: String, Sendable, Codable, CaseIterable {
     case started
     case stopped
+    /// The user paused (or an interruption ended with auto-resume off): silent, the session goes on.
+    case paused
     case interrupted
     case resumed
     case resumeFailed

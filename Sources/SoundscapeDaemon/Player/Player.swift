@@ -88,7 +88,7 @@ public actor Player {
         do {
             if let saved = try store?.load() {
                 desired.volume = Volume(clamping: saved.volume)
-                desired.wantsPlaying = saved.wantsPlaying
+                desired.intent = saved.wantsPlaying ? .playing : .stopped
                 if let name = saved.soundscape, let id = SoundscapeID(name) {
                     if catalog.entry(id) != nil {
                         desired.soundscape = id

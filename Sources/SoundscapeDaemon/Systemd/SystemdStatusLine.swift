@@ -16,6 +16,8 @@ public enum SystemdStatusLine {
             line = "Playing \(what)" + (status.route.map { " on \($0)" } ?? "")
         case .playing:
             line = "Starting \(what)"
+        case .paused:
+            line = "Paused (\(what) when resumed); the session goes on"
         case .interrupted:
             line = "Interrupted; \(what) resumes when allowed"
         case .recovering:
