@@ -133,7 +133,12 @@ let package = Package(
         .testTarget(name: "SoundscapeAudioTests", dependencies: ["SoundscapeAudio", "SoundscapeLibrary", "SoundscapeSystem"]),
         .testTarget(name: "SoundscapeLibraryTests", dependencies: ["SoundscapeLibrary", "SoundscapeCore", "SoundscapeSystem"]),
         .testTarget(name: "SystemdTests", dependencies: ["SoundscapeDaemon"]),
-        .testTarget(name: "SoundscapeDaemonTests", dependencies: ["SoundscapeDaemon", "SoundscapeCore", "SoundscapeSystem", "TestSupport"]),
+        .testTarget(name: "SoundscapeDaemonTests", dependencies: [
+            "SoundscapeDaemon", "SoundscapeCore", "SoundscapeSystem", "SoundscapeAudio", "SoundscapeLibrary",
+            "SoundscapeStore", "TestSupport",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+        ]),
         .target(name: "TestSupport", dependencies: ["SoundscapeCore", "SoundscapeSystem"], path: "Tests/TestSupport"),
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "SoundscapeCore", "Varlink"],
                     exclude: ["Fixtures"]),

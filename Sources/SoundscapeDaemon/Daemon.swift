@@ -12,6 +12,7 @@ import SoundscapeAudio
 import SoundscapeCore
 import SoundscapeLibrary
 import SoundscapeStore
+import SoundscapeSystem
 import Varlink
 
 /// Everything the daemon needs to know, resolved from flags and environment.
@@ -93,8 +94,11 @@ public enum Daemon {
             try SignerHost(configuration: $0, baseEnvironment: environment, socketPath: options.socketPath, hub: hub,
                            eventLoopGroup: eventLoopGroup, logger: Logger(label: "soundscaped.signer"))
         }
-        let player = Player(output: output, outputEvents: outputEvents, outputEventSink: outputSink, store: store,
-                            locations: options.soundscapes, hub: hub, logger: Logger(label: "soundscaped.player"),
+        // Files, SQLite: everything that may wait for a disk runs here, never on the event loop.
+        let worker = WorkerThread(name: "soundscaped-io")
+        let player = Player(.init(output: output, outputEvents: outputEvents, outputEventSink: outputSink, store: store,
+                                  locations: options.soundscapes, hub: hub, worker: worker,
+                                  logger: Logger(label: "soundscaped.player")),
                             signerHost: signerHost)
 
         let controlLogger = Logger(label: "soundscaped.control")

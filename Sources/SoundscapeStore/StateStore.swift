@@ -8,11 +8,14 @@ public struct PersistedState: Sendable, Equatable {
     public var volume: Int
     public var soundscape: String?
     public var wantsPlaying: Bool
+    /// The session goes on without sound (`wantsPlaying` is false then).
+    public var paused: Bool
 
-    public init(volume: Int, soundscape: String?, wantsPlaying: Bool) {
+    public init(volume: Int, soundscape: String?, wantsPlaying: Bool, paused: Bool = false) {
         self.volume = volume
         self.soundscape = soundscape
         self.wantsPlaying = wantsPlaying
+        self.paused = paused
     }
 }
 
@@ -115,14 +118,19 @@ public final class StateStore: @unchecked Sendable {
             pinned_sink TEXT,
             updated_at NOT NULL);
         """,
+        // v3: a paused session (the keep-alive goes on without sound). No earlier build had this
+        // column, so `user_version` alone guards it; ALTER TABLE has no IF NOT EXISTS.
+        """
+        ALTER TABLE player_state ADD COLUMN paused BOOLEAN NOT NULL DEFAULT 0;
+        """,
     ]
 
     /// The writes the daemon makes while it runs, compiled once at open (`SQLiteConnection.prepare(kept:)`).
     static let saveStateSQL = """
-        INSERT INTO player_state (id, volume, soundscape, wants_playing, updated_at)
-        VALUES (1, ?, ?, ?, ?)
+        INSERT INTO player_state (id, volume, soundscape, wants_playing, paused, updated_at)
+        VALUES (1, ?, ?, ?, ?, ?)
         ON CONFLICT(id) DO UPDATE SET volume = excluded.volume, soundscape = excluded.soundscape,
-            wants_playing = excluded.wants_playing, updated_at = excluded.updated_at
+            wants_playing = excluded.wants_playing, paused = excluded.paused, updated_at = excluded.updated_at
         """
     static let savePreferencesSQL = """
         INSERT INTO preferences (id, interruption_mode, duck_level, auto_resume, pinned_sink, updated_at)
@@ -150,11 +158,12 @@ public final class StateStore: @unchecked Sendable {
     public func load() throws(StoreError) -> PersistedState? {
         do {
             let rows = try lock.withLock { () throws(SQLiteError) in
-                try connection.execute("SELECT volume, soundscape, wants_playing FROM player_state WHERE id = 1")
+                try connection.execute("SELECT volume, soundscape, wants_playing, paused FROM player_state WHERE id = 1")
             }
             return rows.first.map {
                 PersistedState(volume: Int($0["volume"]?.integer ?? 50), soundscape: $0["soundscape"]?.text,
-                               wantsPlaying: ($0["wants_playing"]?.integer ?? 0) != 0)
+                               wantsPlaying: ($0["wants_playing"]?.integer ?? 0) != 0,
+                               paused: ($0["paused"]?.integer ?? 0) != 0)
             }
         } catch {
             throw StoreError(description: "cannot read the saved state: \(error)")
@@ -166,7 +175,7 @@ public final class StateStore: @unchecked Sendable {
             try lock.withLock { () throws(SQLiteError) in
                 try connection.execute(Self.saveStateSQL, [
                     .integer(Int64(state.volume)), state.soundscape.map { .text($0) } ?? .null,
-                    .integer(state.wantsPlaying ? 1 : 0), .real(Clock.unixSeconds()),
+                    .integer(state.wantsPlaying ? 1 : 0), .integer(state.paused ? 1 : 0), .real(Clock.unixSeconds()),
                 ])
             }
         } catch {

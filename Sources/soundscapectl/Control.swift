@@ -83,6 +83,10 @@ struct Control {
         try await statusCall("Stop")
     }
 
+    func pause() async throws -> PlayerStatus {
+        try await statusCall("Pause")
+    }
+
     func setVolume(_ volume: Volume) async throws -> PlayerStatus {
         try await statusCall("SetVolume", ["volume": .number(Double(volume.percent))])
     }

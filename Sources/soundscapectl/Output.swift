@@ -11,7 +11,7 @@ import Varlink
 enum Output {
     static func describe(_ status: PlayerStatus) {
         var rows: [(String, String)] = [
-            ("State", status.state.rawValue + (status.state != .stopped && !status.isPlaying ? " (no audio flowing)" : "")),
+            ("State", status.state.rawValue + (status.state != .stopped && status.state != .paused && !status.isPlaying ? " (no audio flowing)" : "")),
             ("Soundscape", status.soundscape.rawValue),
             ("Volume", "\(status.volume.percent)%"),
             ("Route", status.route ?? "—"),

@@ -11,7 +11,7 @@ struct Soundscapectl: AsyncParsableCommand {
             2 the daemon is not reachable.
             """,
         version: "0.1.0",
-        subcommands: [Play.self, Stop.self, VolumeCommand.self, Status.self, List.self, Events.self, Health.self, SetPreference.self, ShowPreferences.self])
+        subcommands: [Play.self, Pause.self, Stop.self, VolumeCommand.self, Status.self, List.self, Events.self, Health.self, SetPreference.self, ShowPreferences.self])
 }
 
 /// Options every subcommand shares.
@@ -38,8 +38,22 @@ struct Play: AsyncParsableCommand {
     }
 }
 
+struct Pause: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Fade out but keep the session: the signer host keeps running; play resumes.")
+    @OptionGroup var connection: ConnectionOptions
+
+    func run() async throws {
+        try await Control.session(connection) { control in
+            let status = try await control.pause()
+            print(status.state == .paused ? "Paused (\(status.soundscape) at \(status.volume.percent)%)"
+                                          : "Nothing to pause (\(status.state.rawValue))")
+        }
+    }
+}
+
 struct Stop: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Fade out and stop.")
+    static let configuration = CommandConfiguration(abstract: "Fade out and end the session (the signer host stops too).")
     @OptionGroup var connection: ConnectionOptions
 
     func run() async throws {

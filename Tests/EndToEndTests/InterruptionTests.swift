@@ -188,7 +188,7 @@ struct InterruptionTests {
         }
     }
 
-    @Test("with auto-resume off, the end of a call leaves the soundscape stopped")
+    @Test("with auto-resume off, the end of a call leaves the session paused, and play resumes it")
     func autoResumeOff() throws {
         try PipeWireGraph.withGraph { graph in
             let setup = try Setup(graph: graph)
@@ -197,9 +197,49 @@ struct InterruptionTests {
             let call = try setup.startCall()
             _ = try events.next(reason: "interrupted")
             call.signal(SIGTERM)
-            let stopped = try events.next(reason: "stopped")
-            #expect(stopped["message"] as? String == "the interruption ended; auto-resume is off")
-            #expect(try setup.daemon.status()["wantsPlaying"] as? Bool == false)
+            let paused = try events.next(reason: "paused")
+            #expect(paused["message"] as? String == "the interruption ended; auto-resume is off")
+            let status = try setup.daemon.status()
+            #expect(status["state"] as? String == "paused")
+            #expect(status["wantsPlaying"] as? Bool == false)
+            // The call's own fade-out may still be running when it ends so fast: wait for it.
+            try waitUntil(timeout: .seconds(5), "our node to stop running while paused") {
+                try graph.snapshot().node(named: "soundscaped")?.state != "running"
+            }
+            #expect(try graph.record(sink: "speaker", seconds: 0.6).peak == 0, "sound while paused")
+            try setup.daemon.must("play")
+            _ = try events.next(reason: "resumed")
+            #expect(try setup.level() > -15, "play did not bring the tone back")
+            events.stop()
+        }
+    }
+
+    @Test("play during a duck switches at the ducked level")
+    func switchDuringADuckStaysDucked() throws {
+        try PipeWireGraph.withGraph { graph in
+            let setup = try Setup(graph: graph)
+            _ = try ToneLoops.make(id: "tone2", frequency: 660, in: setup.daemon.userSoundscapes)
+            try setup.daemon.must("set", "interruption-mode", "duck")
+            try setup.daemon.must("set", "duck-level", "10")
+            let events = try setup.daemon.followEvents()
+            let full = try setup.level()
+
+            let call = try setup.startCall()
+            let ducked = try events.next(reason: "interrupted")
+            #expect(ducked["ducked"] as? Bool == true)
+            let duckedLevel = try setup.level(seconds: 1.2)
+            try setup.daemon.must("play", "tone2")
+            let switched = try events.next(reason: "soundscapeChanged")
+            #expect(switched["ducked"] as? Bool == true)
+            // Past the 600 ms crossfade: only the new soundscape plays.
+            let afterSwitch = try setup.level(seconds: 1.4)
+            // Duck level 10 % on the cubic curve is -60 dB below the user's volume.
+            #expect(full - afterSwitch > 40, "after a switch during the duck: \(afterSwitch) dBFS, full \(full), ducked \(duckedLevel)")
+            #expect(abs(afterSwitch - duckedLevel) < 6, "the switch left the duck: \(afterSwitch) dBFS against \(duckedLevel)")
+
+            call.signal(SIGTERM)
+            _ = try events.next(reason: "resumed")
+            #expect(abs(try setup.level() - full) < 1.5, "the level after the call is not the user's")
             events.stop()
         }
     }

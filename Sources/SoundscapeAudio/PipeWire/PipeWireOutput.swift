@@ -11,9 +11,12 @@ import Synchronization
 ///
 /// It keeps itself connected (reconnecting with backoff when the server goes
 /// away) and reports facts as `AudioOutputEvent`s; it never decides on its own
-/// whether to play. Public methods may be called from any thread: they take
-/// the thread loop's lock, which is also held while PipeWire runs our callbacks.
-public final class PipeWireOutput: @unchecked Sendable {
+/// whether to play. Public methods may be called from any thread and return at
+/// once: each posts a command that the loop thread carries out, in order, with
+/// the thread loop's lock held (as it is while PipeWire runs our callbacks). So
+/// no caller ever waits for that lock, for a decode that fills a ring, or for
+/// the server; only `shutdown` waits, once, at exit.
+public final class PipeWireOutput: AudioOutput, @unchecked Sendable {
     public let configuration: OutputConfiguration
     let logger: Logger
     private let events: AsyncStream<AudioOutputEvent>.Continuation
@@ -34,6 +37,20 @@ public final class PipeWireOutput: @unchecked Sendable {
     private var stopTimer: UnsafeMutablePointer<spa_source>!
     private var reconnectTimer: UnsafeMutablePointer<spa_source>!
     private let stallDeadline: StallDeadline
+    /// Commands posted from other threads, and the loop event that runs them.
+    private let commands = Mutex<[Command]>([])
+    private var commandSource: UnsafeMutablePointer<spa_source>!
+
+    private enum Command: Sendable {
+        case start
+        case reconnect(reason: String)
+        case reactivate
+        case recreateStream
+        case setTarget(String?)
+        case play(SoundscapeData, Volume)
+        case setVolume(Volume)
+        case stop
+    }
 
     // State below is touched only with the thread loop's lock held.
     private var connection: StreamConnection?
@@ -98,6 +115,9 @@ public final class PipeWireOutput: @unchecked Sendable {
             Unmanaged<PipeWireOutput>.fromOpaque(data!).takeUnretainedValue().handleNotifications()
         }, userData)
         loopWake.source = notifySource
+        commandSource = scs_loop_add_event(mainLoop, { data, _ in
+            Unmanaged<PipeWireOutput>.fromOpaque(data!).takeUnretainedValue().runCommands()
+        }, userData)
         // The data loop is already running: its source is added on its own thread.
         let refillsData = Unmanaged.passUnretained(refills).toOpaque()
         var refillSource: UnsafeMutablePointer<spa_source>?
@@ -124,6 +144,7 @@ public final class PipeWireOutput: @unchecked Sendable {
         shutdown()
         pw_thread_loop_stop(threadLoop)
         scs_loop_destroy_source(mainLoop, notifySource)
+        scs_loop_destroy_source(mainLoop, commandSource)
         scs_loop_destroy_source(mainLoop, stopTimer)
         scs_loop_destroy_source(mainLoop, reconnectTimer)
         scs_loop_destroy_source(mainLoop, stallDeadline.timer)
@@ -133,18 +154,18 @@ public final class PipeWireOutput: @unchecked Sendable {
         pw_thread_loop_destroy(threadLoop)
     }
 
-    // MARK: Public API
+    // MARK: Public API (any thread; returns at once)
 
-    /// Starts connecting (and keeps reconnecting) to the PipeWire server.
-    public func start() {
-        locked {
-            guard !running, !shutDown else { return }
-            running = true
-            attemptConnect()
-        }
-    }
+    public func start() { post(.start) }
+    public func reconnectNow(reason: String) { post(.reconnect(reason: reason)) }
+    public func reactivate() { post(.reactivate) }
+    public func recreateStream() { post(.recreateStream) }
+    public func setTarget(_ sink: String?) { post(.setTarget(sink)) }
+    public func play(_ data: SoundscapeData, volume: Volume) { post(.play(data, volume)) }
+    public func setVolume(_ volume: Volume) { post(.setVolume(volume)) }
+    public func stop() { post(.stop) }
 
-    /// Disconnects for good; used on daemon shutdown.
+    /// Disconnects for good; used on daemon shutdown. Waits for the loop thread.
     public func shutdown() {
         locked {
             guard !shutDown else { return }
@@ -157,59 +178,85 @@ public final class PipeWireOutput: @unchecked Sendable {
         }
     }
 
-    /// Drops the connection and connects again at once: the watchdog's last resort.
-    public func reconnectNow(reason: String) {
-        locked {
-            guard running else { return }
-            logger.warning("reconnecting to PipeWire", metadata: ["reason": "\(reason)"])
-            tearDown()
-            events.yield(.disconnected(reason: reason))
-            reconnect.reset()
-            attemptConnect()
+    private func post(_ command: Command) {
+        commands.withLock { $0.append(command) }
+        // An eventfd write: it never blocks, and the loop runs the commands when it next wakes.
+        _ = scs_loop_signal_event(mainLoop, commandSource)
+    }
+
+    // MARK: Commands (loop thread, lock held)
+
+    private func runCommands() {
+        let pending = commands.withLock { queued -> [Command] in
+            defer { queued.removeAll() }
+            return queued
         }
+        for command in pending where !shutDown {
+            switch command {
+            case .start: startConnecting()
+            case .reconnect(let reason): reconnect(reason: reason)
+            case .reactivate: reactivateStream()
+            case .recreateStream: replaceStream()
+            case .setTarget(let sink): linkTo(sink)
+            case .play(let data, let volume): startPlaying(data, volume: volume)
+            case .setVolume(let volume): applyVolume(volume)
+            case .stop: fadeOut()
+            }
+        }
+    }
+
+    /// Starts connecting (and keeps reconnecting) to the PipeWire server.
+    private func startConnecting() {
+        guard !running else { return }
+        running = true
+        attemptConnect()
+    }
+
+    /// Drops the connection and connects again at once: the watchdog's last resort.
+    private func reconnect(reason: String) {
+        guard running else { return }
+        logger.warning("reconnecting to PipeWire", metadata: ["reason": "\(reason)"])
+        tearDown()
+        events.yield(.disconnected(reason: reason))
+        reconnect.reset()
+        attemptConnect()
     }
 
     /// The watchdog's first step: make the stream inactive and active again,
     /// which makes PipeWire re-negotiate its scheduling.
-    public func reactivate() {
-        locked {
-            guard let connection, active else { return }
-            logger.warning("reactivating the stream")
-            connection.setActive(false)
-            connection.setActive(true)
-            armProgressWatch()
-        }
+    private func reactivateStream() {
+        guard let connection, active else { return }
+        logger.warning("reactivating the stream")
+        connection.setActive(false)
+        connection.setActive(true)
+        armProgressWatch()
     }
 
     /// The watchdog's second step: a new stream on the same connection.
-    public func recreateStream() {
-        locked {
-            guard let connection, !connection.isBroken else { return }
-            logger.warning("recreating the stream")
-            do {
-                try connection.recreateStream(configuration: configuration)
-                active = false
-                if streaming {
-                    streaming = false
-                    events.yield(.streaming(false))
-                }
-                if wantRunning {
-                    activate(true)
-                }
-                armProgressWatch()
-            } catch {
-                logger.error("cannot recreate the stream: \(error)")
+    private func replaceStream() {
+        guard let connection, !connection.isBroken else { return }
+        logger.warning("recreating the stream")
+        do {
+            try connection.recreateStream(configuration: configuration)
+            active = false
+            if streaming {
+                streaming = false
+                events.yield(.streaming(false))
             }
+            if wantRunning {
+                activate(true)
+            }
+            armProgressWatch()
+        } catch {
+            logger.error("cannot recreate the stream: \(error)")
         }
     }
 
     /// Links our stream to `sink` (by `node.name`) through WirePlumber; applied
     /// again to every new stream node.
-    public func setTarget(_ sink: String?) {
-        locked {
-            target = sink
-            applyTarget()
-        }
+    private func linkTo(_ sink: String?) {
+        target = sink
+        applyTarget()
     }
 
     private func applyTarget() {
@@ -223,51 +270,45 @@ public final class PipeWireOutput: @unchecked Sendable {
     /// Plays `data` at `volume`: fades in from silence, or crossfades when
     /// another soundscape is audible. Playing what already plays only makes
     /// sure it runs.
-    public func play(_ data: SoundscapeData, volume: Volume) {
-        locked {
-            let fromSilence = !active
-            wantRunning = true
-            disarm(stopTimer)
-            if voices.targetSoundscape == data.id {
-                // Already fading in (or playing): a switch queued behind that
-                // crossfade is overtaken. Loading it again would crossfade the
-                // soundscape into a copy of itself restarted from frame 0.
-                pendingSwitch = nil
-            } else {
-                switchVoice(to: data)
-            }
-            let position = Float(volume.percent) / 100
-            let renderer = self.renderer
-            runBlocking(on: dataLoop) {
-                renderer.applyVolume(position: position, immediately: fromSilence)
-                renderer.applyRunning(true)
-            }
-            activate(true)
+    private func startPlaying(_ data: SoundscapeData, volume: Volume) {
+        let fromSilence = !active
+        wantRunning = true
+        disarm(stopTimer)
+        if voices.targetSoundscape == data.id {
+            // Already fading in (or playing): a switch queued behind that
+            // crossfade is overtaken. Loading it again would crossfade the
+            // soundscape into a copy of itself restarted from frame 0.
+            pendingSwitch = nil
+        } else {
+            switchVoice(to: data)
         }
+        let position = Float(volume.percent) / 100
+        let renderer = self.renderer
+        runBlocking(on: dataLoop) {
+            renderer.applyVolume(position: position, immediately: fromSilence)
+            renderer.applyRunning(true)
+        }
+        activate(true)
     }
 
-    public func setVolume(_ volume: Volume) {
-        locked {
-            let position = Float(volume.percent) / 100
-            let renderer = self.renderer
-            runBlocking(on: dataLoop) { renderer.applyVolume(position: position) }
-        }
+    private func applyVolume(_ volume: Volume) {
+        let position = Float(volume.percent) / 100
+        let renderer = self.renderer
+        runBlocking(on: dataLoop) { renderer.applyVolume(position: position) }
     }
 
     /// Fades out, then makes the stream inactive so the sink may suspend;
     /// reports `.stopped` when done.
-    public func stop() {
-        locked {
-            wantRunning = false
-            pendingSwitch = nil
-            let renderer = self.renderer
-            runBlocking(on: dataLoop) { renderer.applyRunning(false) }
-            if active && streaming {
-                // The fade needs cycles to run; if the graph stops calling us the timer ends it.
-                arm(stopTimer, after: Duration.milliseconds(configuration.render.fadeOutFrames * 1000 / RenderSettings.sampleRate) + .seconds(1))
-            } else {
-                finishStop(reason: nil)
-            }
+    private func fadeOut() {
+        wantRunning = false
+        pendingSwitch = nil
+        let renderer = self.renderer
+        runBlocking(on: dataLoop) { renderer.applyRunning(false) }
+        if active && streaming {
+            // The fade needs cycles to run; if the graph stops calling us the timer ends it.
+            arm(stopTimer, after: Duration.milliseconds(configuration.render.fadeOutFrames * 1000 / RenderSettings.sampleRate) + .seconds(1))
+        } else {
+            finishStop(reason: nil)
         }
     }
 

@@ -26,6 +26,10 @@ struct PlayerInterface: VarlinkInterface {
                 throw PlayerErrors.varlinkError(for: error)
             }
 
+        case "Pause":
+            try call.parameters.rejectUnknown(allowed: [])
+            try await call.reply(StatusReply(status: await player.pause()))
+
         case "Stop":
             try call.parameters.rejectUnknown(allowed: [])
             try await call.reply(StatusReply(status: await player.stop()))

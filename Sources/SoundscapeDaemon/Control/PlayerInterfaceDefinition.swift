@@ -88,7 +88,13 @@ enum PlayerInterfaceDefinition {
         # or the start has visibly failed (state recovering).
         method Play(soundscape: ?string) -> (status: Status)
 
-        # Fades out and stops; the stream goes inactive so the sink can suspend.
+        # Fades out and keeps the session: the stream goes inactive (the sink
+        # can suspend) and the signer host keeps running. Play resumes.
+        # Does nothing when stopped.
+        method Pause() -> (status: Status)
+
+        # Fades out and ends the session; the signer host stops too (unless
+        # configured to keep running).
         method Stop() -> (status: Status)
 
         method SetVolume(volume: int) -> (status: Status)

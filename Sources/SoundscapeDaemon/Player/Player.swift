@@ -1,14 +1,9 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-import Glibc
 import Logging
 import SoundscapeAudio
 import SoundscapeCore
 import SoundscapeLibrary
 import SoundscapeStore
+import SoundscapeSystem
 
 /// Why a player command was refused.
 public enum PlayerError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -27,204 +22,211 @@ public enum PlayerError: Error, Sendable, Equatable, CustomStringConvertible {
 ///
 /// Commands from clients and facts from the audio output all arrive here and
 /// go through `PlayerMachine`; this actor only carries out the actions the
-/// machine returns (tell the output, persist, publish) and does the I/O the
-/// machine must not (reading soundscape files, the database).
+/// machine returns (tell the output, persist, publish) — see
+/// `Player+Actions.swift` — and keeps the signer host going through its
+/// `SignerSupervisor`.
+///
+/// It runs on the daemon's event loop, which also answers the control socket,
+/// so it never blocks: files are scanned and opened, and the database read and
+/// written, on the worker thread (`SoundscapeLoader`, `StateKeeper`), and the
+/// output's methods return at once. While it awaits the worker, other calls
+/// (a status query, say) are served.
 public actor Player {
-    private var machine: PlayerMachine
-    private let output: PipeWireOutput
+    public struct Dependencies: Sendable {
+        public var output: any AudioOutput
+        public var outputEvents: AsyncStream<AudioOutputEvent>
+        /// Finished on shutdown, which ends the run loop.
+        public var outputEventSink: AsyncStream<AudioOutputEvent>.Continuation
+        public var store: StateStore?
+        public var locations: SoundscapeCatalog.Locations
+        public var hub: EventHub
+        public var worker: WorkerThread
+        public var logger: Logger
+
+        public init(output: any AudioOutput, outputEvents: AsyncStream<AudioOutputEvent>,
+                    outputEventSink: AsyncStream<AudioOutputEvent>.Continuation, store: StateStore?,
+                    locations: SoundscapeCatalog.Locations, hub: EventHub, worker: WorkerThread, logger: Logger) {
+            self.output = output
+            self.outputEvents = outputEvents
+            self.outputEventSink = outputEventSink
+            self.store = store
+            self.locations = locations
+            self.hub = hub
+            self.worker = worker
+            self.logger = logger
+        }
+    }
+
+    /// Where the player is in its life.
+    enum Phase {
+        /// Created; the saved state is not loaded yet. Calls wait for it.
+        case starting(waiters: [CheckedContinuation<Void, Never>])
+        case running
+        case shuttingDown
+    }
+
+    var machine: PlayerMachine
+    let configuration: PlayerMachine.Configuration
+    let output: any AudioOutput
     private let outputEvents: AsyncStream<AudioOutputEvent>
-    private let store: StateStore?
-    private let locations: SoundscapeCatalog.Locations
-    private var catalog: SoundscapeCatalog
-    private let hub: EventHub
-    private let logger: Logger
-    /// The decoded-ready bytes of what plays (and the last switch target), so a
-    /// resume after an interruption or reconnect needs no disk access.
-    private var loaded: [SoundscapeID: SoundscapeData] = [:]
+    private let outputEventSink: AsyncStream<AudioOutputEvent>.Continuation
+    let keeper: StateKeeper
+    private let loader: SoundscapeLoader
+    private(set) var catalog = SoundscapeCatalog(entries: [], defaultID: SoundscapeCatalog.fallbackDefault)
+    let hub: EventHub
+    let logger: Logger
+    private(set) var phase: Phase = .starting(waiters: [])
+    /// The opened files of what plays (and the last switch target), so a resume
+    /// after an interruption or a reconnect needs no disk access.
+    var loaded: [SoundscapeID: SoundscapeData] = [:]
     private var settleWaiters: [CheckedContinuation<Void, Never>] = []
     private var tickTasks: [Int: Task<Void, Never>] = [:]
     private var nextTickID = 0
-    private var shuttingDown = false
-    private let outputEventSink: AsyncStream<AudioOutputEvent>.Continuation
-    public private(set) var storeWritable = true
-
-    // The signer host: a second machine, fed from here like the first.
-    private var signer: SignerMachine?
+    /// play, pause and stop take effect in the order they were called, even
+    /// though a play first waits for its file to be opened: one at a time, first come first served.
+    private(set) var sessionCommandRunning = false
+    private var sessionCommandWaiters: [CheckedContinuation<Void, Never>] = []
+    /// Made in `restore` (its reports come back to this actor).
+    var signer: SignerSupervisor?
     private let signerHost: SignerHost?
-    private var signerInstance: SignerInstance?
-    private var nextSignerInstance = 0
-    /// With keep-running, the signer stays up once a session has started.
-    private var signerSessionStarted = false
-    private var signerStopWaiters: [CheckedContinuation<Void, Never>] = []
+    private var fadeDone = false
+    private var fadeWaiters: [CheckedContinuation<Void, Never>] = []
 
-    init(output: PipeWireOutput, outputEvents: AsyncStream<AudioOutputEvent>,
-                outputEventSink: AsyncStream<AudioOutputEvent>.Continuation, store: StateStore?,
-                locations: SoundscapeCatalog.Locations, hub: EventHub, logger: Logger,
-                signerHost: SignerHost? = nil, signerConfiguration: SignerMachine.Configuration = .init(),
+    init(_ dependencies: Dependencies, signerHost: SignerHost? = nil,
                 configuration: PlayerMachine.Configuration = .init()) {
+        output = dependencies.output
+        outputEvents = dependencies.outputEvents
+        outputEventSink = dependencies.outputEventSink
+        keeper = StateKeeper(store: dependencies.store, worker: dependencies.worker,
+                             logger: dependencies.logger)
+        loader = SoundscapeLoader(locations: dependencies.locations, worker: dependencies.worker)
+        hub = dependencies.hub
+        logger = dependencies.logger
+        self.configuration = configuration
+        // A stand-in until `run` has loaded what was saved; nobody sees it (calls wait for `running`).
+        machine = PlayerMachine(desired: DesiredState(intent: .stopped, soundscape: SoundscapeCatalog.fallbackDefault,
+                                                      volume: .default), configuration: configuration)
         self.signerHost = signerHost
-        if let signerHost {
-            var machineConfiguration = signerConfiguration
-            machineConfiguration.stopTimeout = signerHost.configuration.stopTimeout
-            machineConfiguration.livenessTimeout = signerHost.configuration.livenessTimeout
-            machineConfiguration.backoffInitial = signerHost.configuration.restartDelay
-            machineConfiguration.backoffMaximum = max(.seconds(60), signerHost.configuration.restartDelay)
-            machineConfiguration.crashLoopLimit = signerHost.configuration.crashLoopLimit
-            signer = SignerMachine(configuration: machineConfiguration)
-        }
-        self.output = output
-        self.outputEvents = outputEvents
-        self.outputEventSink = outputEventSink
-        self.store = store
-        self.locations = locations
-        self.hub = hub
-        self.logger = logger
-        let catalog = SoundscapeCatalog.scan(locations)
-        self.catalog = catalog
-        for problem in catalog.problems { logger.warning("\(problem)") }
-
-        var notices: [String] = []
-        var desired = DesiredState(wantsPlaying: false, soundscape: catalog.defaultID, volume: .default)
-        do {
-            if let saved = try store?.load() {
-                desired.volume = Volume(clamping: saved.volume)
-                desired.intent = saved.wantsPlaying ? .playing : .stopped
-                if let name = saved.soundscape, let id = SoundscapeID(name) {
-                    if catalog.entry(id) != nil {
-                        desired.soundscape = id
-                    } else {
-                        notices.append("the saved soundscape '\(name)' is no longer available; using '\(catalog.defaultID)'")
-                    }
-                }
-            }
-        } catch {
-            notices.append("\(error); starting with defaults")
-        }
-        var preferences = Preferences.default
-        do {
-            if let saved = try store?.loadPreferences() {
-                preferences.interruptionMode = Preferences.InterruptionMode(rawValue: saved.interruptionMode) ?? .pause
-                preferences.duckLevel = min(max(saved.duckLevel, 0), 100)
-                preferences.autoResume = saved.autoResume
-                preferences.pinnedSink = saved.pinnedSink
-            }
-        } catch {
-            notices.append("\(error); using default preferences")
-        }
-        machine = PlayerMachine(desired: desired, preferences: preferences, configuration: configuration)
-        for notice in notices + (store?.notices ?? []) { logger.warning("\(notice)") }
-        startupNotices = notices
-        var initial = machine.status(now: .now)
-        initial.signer = signer?.status
-        hub.setInitialStatus(initial)
     }
-
-    private let startupNotices: [String]
 
     // MARK: Commands
 
     /// Plays `id` (or the current soundscape) and returns once the start is
     /// confirmed by the graph or has visibly failed.
     public func play(_ id: SoundscapeID?) async throws(PlayerError) -> PlayerStatus {
+        await untilRunning()
+        await beginSessionCommand()
         let target = id ?? machine.desired.soundscape
-        rescan()
-        guard let entry = catalog.entry(target) else { throw .noSuchSoundscape(target) }
-        do {
-            loaded[target] = try load(entry)
-        } catch {
-            apply(.decodeFailed(target, message: error.description, fallback: nil), announceOnly: true)
+        let (catalog, result) = await loader.load(target)
+        self.catalog = catalog
+        switch result {
+        case .failure(.noSuchSoundscape(let id)):
+            endSessionCommand()
+            throw .noSuchSoundscape(id)
+        case .failure(.decodeFailed(let error)):
+            endSessionCommand()
+            // A refused command changes nothing but is still news.
+            hub.publish(type: .player, reason: .decodeError, message: error.description, status: currentStatus())
             throw .decodeFailed(error)
+        case .success(let data):
+            keepLoaded(data)
         }
         apply(.play(target))
         // A press of play is also a fresh chance for a signer that had given up.
-        applySigner(.resetFailure)
+        performSigner(signer?.resetFailure() ?? [])
+        endSessionCommand()
         await settle()
-        return status()
+        return currentStatus()
     }
 
-    public func stop() -> PlayerStatus {
+    /// Silence, keeping the keep-alive session and its signer host.
+    public func pause() async -> PlayerStatus {
+        await untilRunning()
+        await beginSessionCommand()
+        apply(.pause)
+        endSessionCommand()
+        return currentStatus()
+    }
+
+    public func stop() async -> PlayerStatus {
+        await untilRunning()
+        await beginSessionCommand()
         apply(.stop)
-        return status()
+        endSessionCommand()
+        return currentStatus()
     }
 
-    public func setVolume(_ volume: Volume) -> PlayerStatus {
+    public func setVolume(_ volume: Volume) async -> PlayerStatus {
+        await untilRunning()
         apply(.setVolume(volume))
-        return status()
+        return currentStatus()
     }
 
-    public func preferences() -> Preferences {
-        machine.preferences
+    public func preferences() async -> Preferences {
+        await untilRunning()
+        return machine.preferences
     }
 
     /// `soundscapectl set NAME VALUE`; a bad name or value is refused, nothing changes.
-    public func setPreference(_ name: String, to value: String) throws(Preferences.ValueError) -> Preferences {
+    public func setPreference(_ name: String, to value: String) async throws(Preferences.ValueError) -> Preferences {
+        await untilRunning()
         var preferences = machine.preferences
         try preferences.set(name, to: value)
         apply(.setPreferences(preferences))
         return machine.preferences
     }
 
-    public func status() -> PlayerStatus {
+    public func status() async -> PlayerStatus {
+        await untilRunning()
+        return currentStatus()
+    }
+
+    /// The status as it is now (callers inside the actor know it is running).
+    func currentStatus() -> PlayerStatus {
         var status = machine.status(now: .now)
         status.signer = signer?.status
         return status
     }
 
-    /// Every check but the loop's own (the caller times this call for that).
-    public func health() -> [HealthReport.Check] {
-        let status = status()
-        var checks: [HealthReport.Check] = []
-        let connected = machine.output != .unavailable
-        checks.append(.init(name: HealthReport.Name.pipewire, ok: connected,
-                            detail: connected ? nil : "not connected to a PipeWire server; retrying"))
-        if machine.desired.wantsPlaying {
-            let flowing = status.state == .playing
-            checks.append(.init(name: HealthReport.Name.audio, ok: flowing,
-                                detail: flowing ? nil : "wanted playing but \(status.state.rawValue)"))
-        } else {
-            checks.append(.init(name: HealthReport.Name.audio, ok: true, detail: "not wanted (stopped)"))
-        }
-        if let signer = status.signer {
-            let wanted = self.signer?.wanted ?? false
-            let ok = !wanted || signer.state == .running || signer.state == .starting
-            checks.append(.init(name: HealthReport.Name.signer, ok: ok,
-                                detail: ok ? (wanted ? nil : "not wanted") : "signer host \(signer.state.rawValue)\(signer.lastExit.map { " (last \($0))" } ?? "")"))
-        }
-        if let store {
-            do {
-                try store.checkWritable()
-                storeWritable = true
-                checks.append(.init(name: HealthReport.Name.store, ok: true))
-            } catch {
-                storeWritable = false
-                checks.append(.init(name: HealthReport.Name.store, ok: false, detail: error.description))
-            }
-        } else {
-            checks.append(.init(name: HealthReport.Name.store, ok: false, detail: "the state database could not be opened"))
-        }
-        return checks
-    }
-
     /// A trivial round trip through the actor: proves its executor is not stuck.
     public func ping() -> Bool { true }
 
-    public func soundscapes() -> (entries: [SoundscapeEntry], defaultID: SoundscapeID) {
-        rescan()
+    /// Every soundscape, freshly scanned.
+    public func soundscapes() async -> (entries: [SoundscapeEntry], defaultID: SoundscapeID) {
+        let catalog = await loader.scan()
+        self.catalog = catalog
         return (catalog.entries, catalog.defaultID)
+    }
+
+    private func beginSessionCommand() async {
+        guard sessionCommandRunning else {
+            sessionCommandRunning = true
+            return
+        }
+        await withCheckedContinuation { sessionCommandWaiters.append($0) }
+    }
+
+    private func endSessionCommand() {
+        if sessionCommandWaiters.isEmpty {
+            sessionCommandRunning = false
+        } else {
+            sessionCommandWaiters.removeFirst().resume()
+        }
     }
 
     // MARK: Running
 
-    /// Starts the output and consumes its facts until `shutdown` ends them.
+    /// Loads what was saved, starts the output and consumes its facts until
+    /// `shutdown` ends them.
     public func run() async {
-        publishStartupNotices()
+        await restore()
         output.start()
         for await event in outputEvents {
-            if shuttingDown {
+            if case .shuttingDown = phase {
                 if event == .stopped { fadeOutFinished() }
                 continue
             }
-            handle(event)
+            await handle(event)
         }
         output.shutdown()
     }
@@ -234,8 +236,9 @@ public actor Player {
     /// graph that no longer runs us cannot hold up the exit, and the signer gets
     /// its stop timeout before SIGKILL.
     public func shutdown(fadeBound: Duration = .seconds(1)) async {
-        guard !shuttingDown else { return }
-        shuttingDown = true
+        if case .shuttingDown = phase { return }
+        if case .starting(let waiters) = phase { for waiter in waiters { waiter.resume() } }
+        phase = .shuttingDown
         for waiter in settleWaiters { waiter.resume() }
         settleWaiters.removeAll()
         output.stop()
@@ -248,11 +251,14 @@ public actor Player {
         fadeTimeout.cancel()
         for task in tickTasks.values { task.cancel() }
         tickTasks.removeAll()
+        // What the last commands changed is on disk before the process ends.
+        await keeper.drain()
         outputEventSink.finish()
     }
 
-    private var fadeDone = false
-    private var fadeWaiters: [CheckedContinuation<Void, Never>] = []
+    var isShuttingDown: Bool {
+        if case .shuttingDown = phase { true } else { false }
+    }
 
     private func fadeOutFinished() {
         fadeDone = true
@@ -260,13 +266,76 @@ public actor Player {
         fadeWaiters.removeAll()
     }
 
-    private func publishStartupNotices() {
-        for notice in startupNotices {
-            hub.publish(type: .player, reason: .soundscapeChanged, message: notice, status: status())
+    /// Suspends until the saved state is loaded (at once afterwards).
+    private func untilRunning() async {
+        guard case .starting(var waiters) = phase else { return }
+        await withCheckedContinuation { continuation in
+            waiters.append(continuation)
+            phase = .starting(waiters: waiters)
         }
     }
 
-    private func handle(_ event: AudioOutputEvent) {
+    /// The saved state, preferences and soundscape, loaded on the worker; then
+    /// the machine that starts from them. A saved soundscape that has vanished,
+    /// or no longer opens, gives way to the default for this run, with a notice.
+    private func restore() async {
+        let restored = await keeper.restore()
+        var notices = restored.notices
+        catalog = await loader.scan()
+        for problem in catalog.problems { logger.warning("\(problem)") }
+
+        var desired = DesiredState(intent: .stopped, soundscape: catalog.defaultID, volume: .default)
+        if let saved = restored.state {
+            desired.volume = Volume(clamping: saved.volume)
+            desired.intent = saved.paused ? .paused : saved.wantsPlaying ? .playing : .stopped
+            if let name = saved.soundscape, let id = SoundscapeID(name) {
+                if catalog.entry(id) != nil {
+                    desired.soundscape = id
+                } else {
+                    notices.append("the saved soundscape '\(name)' is no longer available; using '\(catalog.defaultID)'")
+                }
+            }
+        }
+        var preferences = Preferences.default
+        if let saved = restored.preferences {
+            preferences.interruptionMode = Preferences.InterruptionMode(rawValue: saved.interruptionMode) ?? .pause
+            preferences.duckLevel = min(max(saved.duckLevel, 0), 100)
+            preferences.autoResume = saved.autoResume
+            preferences.pinnedSink = saved.pinnedSink
+        }
+        var failure = await open(desired.soundscape)
+        if let error = failure, desired.soundscape != catalog.defaultID {
+            // Like a vanished file: play the default this run, and keep the user's choice saved
+            // (the file may be back, or mended, by the next start).
+            notices.append("\(error); using '\(catalog.defaultID)'")
+            desired.soundscape = catalog.defaultID
+            failure = await open(desired.soundscape)
+        }
+        machine = PlayerMachine(desired: desired, preferences: preferences, configuration: configuration)
+        if let signerHost {
+            signer = SignerSupervisor(host: signerHost, logger: logger) { [weak self] fact in
+                await self?.signerFact(fact)
+            }
+        }
+
+        guard case .starting(let waiters) = phase else { return }
+        phase = .running
+        for notice in notices { logger.warning("\(notice)") }
+        hub.setInitialStatus(currentStatus())
+        for notice in notices {
+            hub.publish(type: .player, reason: .soundscapeChanged, message: notice, status: currentStatus())
+        }
+        if let failure {
+            // Not even the default opens: the machine gives up on playing, and says why.
+            apply(.decodeFailed(desired.soundscape, message: failure.description, fallback: nil))
+        }
+        reconcileSigner()
+        for waiter in waiters { waiter.resume() }
+    }
+
+    // MARK: Facts
+
+    private func handle(_ event: AudioOutputEvent) async {
         switch event {
         case .connected: apply(.outputConnected)
         case .disconnected(let reason): apply(.outputDisconnected(reason: reason))
@@ -279,204 +348,80 @@ public actor Player {
         case .decodeFailed(let error):
             logger.error("\(error)")
             loaded[error.soundscape] = nil
-            apply(.decodeFailed(error.soundscape, message: error.description, fallback: fallback(for: error.soundscape)))
+            let fallback = await fallback(for: error.soundscape)
+            apply(.decodeFailed(error.soundscape, message: error.description, fallback: fallback))
         }
     }
 
-    // MARK: Carrying out the machine's actions
+    // MARK: Loaded soundscapes
 
-    /// Feeds `input` to the machine and performs what it returns. With
-    /// `announceOnly`, only events are published (a refused command must not
-    /// change what plays).
-    private func apply(_ input: PlayerMachine.Input, announceOnly: Bool = false) {
-        if announceOnly, case .decodeFailed(_, let message, _) = input {
-            hub.publish(type: .player, reason: .decodeError, message: message, status: status())
-            return
-        }
-        let now = ContinuousClock.now
-        let actions = machine.handle(input, now: now)
-        for action in actions { perform(action) }
-        if !machine.isSettling(now: now) {
-            for waiter in settleWaiters { waiter.resume() }
-            settleWaiters.removeAll()
-        }
-        reconcileSigner()
-    }
-
-    private func perform(_ action: PlayerMachine.Action) {
-        switch action {
-        case .startOutput(let id, let volume):
-            if let data = data(for: id) { output.play(data, volume: volume) }
-        case .switchSoundscape(let id, let volume):
-            if let data = data(for: id) { output.play(data, volume: volume) }
-        case .setVolume(let volume):
-            output.setVolume(volume)
-        case .stopOutput:
-            output.stop()
-        case .persist(let desired):
-            persist(desired)
-        case .emit(let reason, let message, let cause):
-            hub.publish(type: .player, reason: reason, message: message, cause: cause, status: status())
-        case .persistPreferences(let preferences):
-            persist(preferences)
-        case .setTarget(let sink):
-            output.setTarget(sink)
-        case .scheduleTick(let deadline):
-            scheduleTick(at: deadline)
-        case .revive(let step):
-            logger.warning("watchdog: audio stalled; \(step)")
-            switch step {
-            case .reactivate: output.reactivate()
-            case .recreateStream: output.recreateStream()
-            case .reconnect: output.reconnectNow(reason: "the watchdog found audio stalled")
-            }
+    /// Opens `id` on the worker and keeps it; the error if it does not open.
+    private func open(_ id: SoundscapeID) async -> SoundscapeDecodeError? {
+        let (catalog, result) = await loader.load(id)
+        self.catalog = catalog
+        switch result {
+        case .success(let data):
+            keepLoaded(data)
+            return nil
+        case .failure(.noSuchSoundscape(let id)):
+            return SoundscapeDecodeError(soundscape: id, reason: "it is no longer available")
+        case .failure(.decodeFailed(let error)):
+            return error
         }
     }
 
-    /// The loaded bytes for `id`, loading them if needed. A failure is fed back
-    /// to the machine as a fact (which picks a fallback) and yields nil.
-    private func data(for id: SoundscapeID) -> SoundscapeData? {
-        if let data = loaded[id] { return data }
-        rescan()
-        do {
-            guard let entry = catalog.entry(id) else {
-                throw SoundscapeDecodeError(soundscape: id, reason: "it is no longer available")
-            }
-            let data = try load(entry)
-            loaded[id] = data
-            return data
-        } catch let error as SoundscapeDecodeError {
+    /// The default soundscape, opened, to play instead of `id`; nil when `id` is
+    /// the default or the default does not open either.
+    private func fallback(for id: SoundscapeID) async -> SoundscapeID? {
+        let fallback = catalog.defaultID
+        guard fallback != id else { return nil }
+        if loaded[fallback] != nil { return fallback }
+        if let error = await open(fallback) {
             logger.error("\(error)")
-            apply(.decodeFailed(id, message: error.description, fallback: fallback(for: id)))
-            return nil
-        } catch {
             return nil
         }
+        return fallback
     }
 
-    private func fallback(for id: SoundscapeID) -> SoundscapeID? {
-        id == catalog.defaultID ? nil : catalog.defaultID
-    }
-
-    private func load(_ entry: SoundscapeEntry) throws(SoundscapeDecodeError) -> SoundscapeData {
-        let data = try SoundscapeData(id: entry.id, gain: entry.gain, path: entry.path)
-        // Keep only what plays and what is about to: a handful of loops would otherwise pile up.
-        let keep = Set([machine.desired.soundscape, entry.id])
+    /// Keeps `data` and what plays; a handful of loops would otherwise pile up.
+    private func keepLoaded(_ data: SoundscapeData) {
+        let keep: Set = [machine.desired.soundscape, data.id]
         loaded = loaded.filter { keep.contains($0.key) }
-        return data
-    }
-
-    private func persist(_ preferences: Preferences) {
-        guard let store else { return }
-        do {
-            try store.save(PersistedPreferences(
-                interruptionMode: preferences.interruptionMode.rawValue, duckLevel: preferences.duckLevel,
-                autoResume: preferences.autoResume, pinnedSink: preferences.pinnedSink))
-        } catch {
-            logger.error("\(error)")
-            storeWritable = false
-        }
-    }
-
-    private func persist(_ desired: DesiredState) {
-        guard let store else { return }
-        do {
-            try store.save(PersistedState(volume: desired.volume.percent, soundscape: desired.soundscape.rawValue,
-                                          wantsPlaying: desired.wantsPlaying))
-            if !storeWritable { logger.info("the state database is writable again") }
-            storeWritable = true
-        } catch {
-            // Keep playing on the in-memory state; the next change retries the write.
-            if storeWritable { logger.error("\(error)") }
-            storeWritable = false
-        }
-    }
-
-    private func rescan() {
-        catalog = SoundscapeCatalog.scan(locations)
-    }
-
-    // MARK: Time
-
-    private func settle() async {
-        guard machine.isSettling(now: .now) else { return }
-        await withCheckedContinuation { settleWaiters.append($0) }
+        loaded[data.id] = data
     }
 
     // MARK: The signer host
 
-    /// Wanted while the user wants the keep-alive (or, with keep-running, once a session began).
-    private func reconcileSigner() {
-        guard let signer, let signerHost else { return }
-        if machine.desired.wantsPlaying { signerSessionStarted = true }
-        let wanted = !shuttingDown && (machine.desired.wantsPlaying
-            || (signerHost.configuration.keepRunningWhenStopped && signerSessionStarted))
-        if wanted != signer.wanted { applySigner(.setWanted(wanted)) }
-    }
-
-    private func applySigner(_ input: SignerMachine.Input) {
-        guard signer != nil else { return }
-        let actions = signer!.handle(input, now: .now)
-        for action in actions { performSigner(action) }
-        if signer!.status.state == .stopped || signer!.status.state == .failed, signerInstance == nil {
-            for waiter in signerStopWaiters { waiter.resume() }
-            signerStopWaiters.removeAll()
-        }
-    }
-
-    private func performSigner(_ action: SignerMachine.Action) {
-        switch action {
-        case .spawn:
-            guard let signerHost else { return }
-            nextSignerInstance += 1
-            do {
-                let instance = try signerHost.start(instance: nextSignerInstance) { [weak self] fact in
-                    await self?.signerFact(fact)
-                }
-                signerInstance = instance
-                logger.info("signer host started", metadata: ["pid": "\(instance.pid)"])
-                applySigner(.spawned(pid: instance.pid))
-            } catch {
-                logger.error("cannot start the signer host: \(error)")
-                applySigner(.spawnFailed("\(error)"))
-            }
-        case .terminate:
-            signerInstance?.signal(SIGTERM)
-        case .kill:
-            signerInstance?.signal(SIGKILL)
-        case .scheduleTick(let deadline):
-            scheduleTick(at: deadline, evenWhenShuttingDown: true)
-        case .emit(let reason, let message):
-            if reason == .signerExited || reason == .signerFailed || reason == .signerHung {
-                logger.warning("signer host: \(reason.rawValue)\(message.map { ": \($0)" } ?? "")")
-            }
-            hub.publish(type: .signer, reason: reason, message: message, status: status())
-        }
-    }
-
     private func signerFact(_ fact: SignerFact) {
-        switch fact {
-        case .heartbeat(let instance):
-            if instance == signerInstance?.id { applySigner(.heartbeat) }
-        case .exited(let instance, let reason):
-            guard instance == signerInstance?.id else { return }
-            signerInstance = nil
-            applySigner(.exited(reason))
-        }
+        performSigner(signer?.handle(fact) ?? [])
     }
 
     /// SIGTERM, SIGKILL after the stop timeout, and wait until the group is gone.
     private func stopSigner() async {
-        guard signer != nil else { return }
+        guard let signer else { return }
         reconcileSigner()
-        guard signerInstance != nil else { return }
-        await withCheckedContinuation { signerStopWaiters.append($0) }
+        guard signer.hasInstance else { return }
+        await withCheckedContinuation { signer.whenStopped($0) }
+    }
+
+    // MARK: Time
+
+    /// Waits until the start the last command made is confirmed or has visibly failed.
+    private func settle() async {
+        guard machine.isSettling(now: .now), !isShuttingDown else { return }
+        await withCheckedContinuation { settleWaiters.append($0) }
+    }
+
+    func settled(now: ContinuousClock.Instant) {
+        guard !machine.isSettling(now: now) else { return }
+        for waiter in settleWaiters { waiter.resume() }
+        settleWaiters.removeAll()
     }
 
     /// One task per deadline: they are rare (one per start), and each tick
     /// re-evaluates everything, so none may be lost by coalescing.
-    private func scheduleTick(at deadline: ContinuousClock.Instant, evenWhenShuttingDown: Bool = false) {
-        guard !shuttingDown || evenWhenShuttingDown else { return }
+    func scheduleTick(at deadline: ContinuousClock.Instant, evenWhenShuttingDown: Bool = false) {
+        guard !isShuttingDown || evenWhenShuttingDown else { return }
         let id = nextTickID
         nextTickID += 1
         tickTasks[id] = Task { [weak self] in
@@ -489,6 +434,6 @@ public actor Player {
     private func tick(_ id: Int) {
         tickTasks[id] = nil
         apply(.tick)
-        applySigner(.tick)
+        performSigner(signer?.tick() ?? [])
     }
 }

@@ -1,6 +1,37 @@
 import SoundscapeCore
 import Synchronization
 
+extension Player {
+    /// Every check but the loop's own (the caller times this call for that).
+    func health() async -> [HealthReport.Check] {
+        let status = await status()
+        var checks: [HealthReport.Check] = []
+        let connected = machine.output != .unavailable
+        checks.append(.init(name: HealthReport.Name.pipewire, ok: connected,
+                            detail: connected ? nil : "not connected to a PipeWire server; retrying"))
+        switch machine.desired.intent {
+        case .playing:
+            let flowing = status.state == .playing
+            checks.append(.init(name: HealthReport.Name.audio, ok: flowing,
+                                detail: flowing ? nil : "wanted playing but \(status.state.rawValue)"))
+        case .paused:
+            checks.append(.init(name: HealthReport.Name.audio, ok: true, detail: "not wanted (paused)"))
+        case .stopped:
+            checks.append(.init(name: HealthReport.Name.audio, ok: true, detail: "not wanted (stopped)"))
+        }
+        if let signerStatus = status.signer {
+            let wanted = signer?.wanted ?? false
+            let ok = !wanted || signerStatus.state == .running || signerStatus.state == .starting
+            checks.append(.init(name: HealthReport.Name.signer, ok: ok,
+                                detail: ok ? (wanted ? nil : "not wanted") : "signer host \(signerStatus.state.rawValue)\(signerStatus.lastExit.map { " (last \($0))" } ?? "")"))
+        }
+        // The write itself runs on the worker thread; this actor is free meanwhile.
+        let problem = await keeper.checkWritable()
+        checks.append(.init(name: HealthReport.Name.store, ok: problem == nil, detail: problem))
+        return checks
+    }
+}
+
 /// Builds the health report, timing the player actor itself: if it cannot
 /// answer within `bound`, the daemon's own loop is stuck, and that is reported
 /// instead of waiting for it. The call to the actor runs in a task of its own

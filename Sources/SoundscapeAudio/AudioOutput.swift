@@ -1,5 +1,31 @@
 import SoundscapeCore
 
+/// What the player needs of an audio output: `PipeWireOutput` is the real one,
+/// and the player's unit tests drive a fake.
+///
+/// Every method returns at once and may be called from any thread: the work
+/// happens on the output's own thread, in the order called, and what becomes
+/// true is reported back as `AudioOutputEvent`s. So the caller (the player, on
+/// the event loop that also answers the control socket) never waits for a
+/// decode, a disk or the PipeWire server.
+public protocol AudioOutput: AnyObject, Sendable {
+    /// Starts connecting (and keeps reconnecting) to the server.
+    func start()
+    /// Disconnects for good (daemon shutdown). Returns once done.
+    func shutdown()
+    /// Plays `data` at `volume`: fades in from silence, or crossfades from what plays.
+    func play(_ data: SoundscapeData, volume: Volume)
+    func setVolume(_ volume: Volume)
+    /// Fades out, then makes the stream inactive; reports `.stopped`.
+    func stop()
+    /// Links the stream to this sink (`node.name`); nil leaves it to the session manager.
+    func setTarget(_ sink: String?)
+    /// The watchdog's steps, gentlest first.
+    func reactivate()
+    func recreateStream()
+    func reconnectNow(reason: String)
+}
+
 /// Facts the PipeWire output reports to the player. They say what happened,
 /// never what to do about it: the player's state machine decides that.
 public enum AudioOutputEvent: Sendable, Equatable {

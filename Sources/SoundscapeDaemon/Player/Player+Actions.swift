@@ -1,0 +1,70 @@
+import SoundscapeAudio
+import SoundscapeCore
+import SoundscapeStore
+
+/// Carrying out what the machines decide. Each action carries what it needs;
+/// nothing here reads the machine to decide anything.
+extension Player {
+    /// Feeds `input` to the machine and performs what it returns, then lets the
+    /// signer follow the session and wakes callers whose start has settled.
+    func apply(_ input: PlayerMachine.Input) {
+        let now = ContinuousClock.now
+        for action in machine.handle(input, now: now) { perform(action) }
+        settled(now: now)
+        reconcileSigner()
+    }
+
+    private func perform(_ action: PlayerMachine.Action) {
+        switch action {
+        case .startOutput(let id, let volume), .switchSoundscape(let id, let volume):
+            guard let data = loaded[id] else {
+                // The machine only plays what `play`, the restore or a fallback opened first.
+                logger.error("'\(id)' was to play but is not open; stopping")
+                apply(.decodeFailed(id, message: "cannot play '\(id)': it is not open", fallback: nil))
+                return
+            }
+            output.play(data, volume: volume)
+        case .setVolume(let volume):
+            output.setVolume(volume)
+        case .stopOutput:
+            output.stop()
+        case .persist(let desired):
+            keeper.save(PersistedState(volume: desired.volume.percent, soundscape: desired.soundscape.rawValue,
+                                       wantsPlaying: desired.wantsPlaying, paused: desired.intent == .paused))
+        case .persistPreferences(let preferences):
+            keeper.save(PersistedPreferences(
+                interruptionMode: preferences.interruptionMode.rawValue, duckLevel: preferences.duckLevel,
+                autoResume: preferences.autoResume, pinnedSink: preferences.pinnedSink))
+        case .emit(let reason, let message, let cause):
+            hub.publish(type: .player, reason: reason, message: message, cause: cause, status: currentStatus())
+        case .setTarget(let sink):
+            output.setTarget(sink)
+        case .scheduleTick(let deadline):
+            scheduleTick(at: deadline)
+        case .revive(let step):
+            logger.warning("watchdog: audio stalled; \(step)")
+            switch step {
+            case .reactivate: output.reactivate()
+            case .recreateStream: output.recreateStream()
+            case .reconnect: output.reconnectNow(reason: "the watchdog found audio stalled")
+            }
+        }
+    }
+
+    /// The signer host runs while the user wants the session (see `SignerSupervisor`).
+    func reconcileSigner() {
+        guard let signer else { return }
+        performSigner(signer.reconcile(wantsSession: machine.desired.wantsSession, shuttingDown: isShuttingDown))
+    }
+
+    func performSigner(_ effects: [SignerSupervisor.Effect]) {
+        for effect in effects {
+            switch effect {
+            case .emit(let reason, let message):
+                hub.publish(type: .signer, reason: reason, message: message, status: currentStatus())
+            case .scheduleTick(let deadline):
+                scheduleTick(at: deadline, evenWhenShuttingDown: true)
+            }
+        }
+    }
+}

@@ -1,0 +1,164 @@
+import Logging
+import SoundscapeCore
+import SoundscapeStore
+import SoundscapeSystem
+import Synchronization
+
+/// The player's saved state and preferences, read and written on the worker
+/// thread so SQLite never runs on the event loop.
+///
+/// Saves are coalesced: the latest state (and preferences) is written, in
+/// order with the worker's other jobs. A write that fails (disk full, a
+/// read-only or locked database) is kept and written again, on the next
+/// save and every `retryInterval` until one succeeds, so the last change
+/// survives a restart once the disk takes writes again.
+final class StateKeeper: Sendable {
+    struct Restored: Sendable {
+        var state: PersistedState?
+        var preferences: PersistedPreferences?
+        /// What to tell the user once (a database moved aside, a row that could not be read).
+        var notices: [String]
+    }
+
+    private struct Pending: Sendable {
+        var state: PersistedState?
+        var preferences: PersistedPreferences?
+        var flushQueued = false
+        var retryScheduled = false
+        /// Why the last write failed; nil while writes go through.
+        var failure: String?
+    }
+
+    private let store: StateStore?
+    private let worker: WorkerThread
+    private let logger: Logger
+    private let retryInterval: Duration
+    private let pending = Mutex(Pending())
+
+    init(store: StateStore?, worker: WorkerThread, logger: Logger, retryInterval: Duration = .seconds(5)) {
+        self.store = store
+        self.worker = worker
+        self.logger = logger
+        self.retryInterval = retryInterval
+    }
+
+    /// Whether there is a database at all (it could not be opened otherwise).
+    var hasStore: Bool { store != nil }
+
+    /// Why the last write failed, while writes fail.
+    var writeFailure: String? { pending.withLock { $0.failure } }
+
+    func restore() async -> Restored {
+        guard let store else { return Restored(notices: []) }
+        return await worker.run {
+            var restored = Restored(notices: store.notices)
+            do {
+                restored.state = try store.load()
+            } catch {
+                restored.notices.append("\(error); starting with defaults")
+            }
+            do {
+                restored.preferences = try store.loadPreferences()
+            } catch {
+                restored.notices.append("\(error); using default preferences")
+            }
+            return restored
+        }
+    }
+
+    func save(_ state: PersistedState) {
+        enqueue { $0.state = state }
+    }
+
+    func save(_ preferences: PersistedPreferences) {
+        enqueue { $0.preferences = preferences }
+    }
+
+    /// Proves a write goes through (the health probe); a success also writes
+    /// what earlier failures left unsaved. Nil when writable, else why not.
+    func checkWritable() async -> String? {
+        guard let store else { return "the state database could not be opened" }
+        let problem: String? = await worker.run { () -> String? in
+            do {
+                try store.checkWritable()
+                return nil
+            } catch {
+                return "\(error)"
+            }
+        }
+        if problem == nil { enqueue { _ in } }
+        return problem
+    }
+
+    /// Returns once every save made before the call has been tried.
+    func drain() async {
+        await worker.run {}
+    }
+
+    // MARK: Writing (worker thread)
+
+    private func enqueue(_ change: (inout Pending) -> Void) {
+        guard store != nil else { return }
+        let queue = pending.withLock { pending -> Bool in
+            change(&pending)
+            guard !pending.flushQueued, pending.state != nil || pending.preferences != nil else { return false }
+            pending.flushQueued = true
+            return true
+        }
+        if queue { worker.submit { [self] in flush() } }
+    }
+
+    private func flush() {
+        guard let store else { return }
+        let (state, preferences) = pending.withLock { pending in
+            defer {
+                pending.state = nil
+                pending.preferences = nil
+                pending.flushQueued = false
+            }
+            return (pending.state, pending.preferences)
+        }
+        var failure: String?
+        if let state {
+            do {
+                try store.save(state)
+            } catch {
+                failure = error.description
+                // Unless a newer state came meanwhile, this one is still to be written.
+                pending.withLock { if $0.state == nil { $0.state = state } }
+            }
+        }
+        if let preferences {
+            do {
+                try store.save(preferences)
+            } catch {
+                failure = failure ?? error.description
+                pending.withLock { if $0.preferences == nil { $0.preferences = preferences } }
+            }
+        }
+        let (previous, scheduleRetry) = pending.withLock { pending -> (String?, Bool) in
+            let previous = pending.failure
+            pending.failure = failure
+            guard failure != nil, !pending.retryScheduled else { return (previous, false) }
+            pending.retryScheduled = true
+            return (previous, true)
+        }
+        if let failure, previous == nil {
+            logger.error("\(failure); keeping the change in memory and writing it again once the database takes writes")
+        } else if failure == nil, previous != nil {
+            logger.notice("the state database takes writes again; the latest state is saved")
+        }
+        if scheduleRetry {
+            let interval = retryInterval
+            Task { [weak self] in
+                try? await Task.sleep(for: interval)
+                self?.retry()
+            }
+        }
+    }
+
+    private func retry() {
+        pending.withLock { $0.retryScheduled = false }
+        enqueue { _ in }
+    }
+}

@@ -1,0 +1,99 @@
+import CSoundscapeSystem
+import Glibc
+
+/// A thread of its own for work that may block: reading and checking files,
+/// scanning directories, SQLite. In the daemon all Swift concurrency runs on
+/// the one event-loop thread that also answers the control socket and the
+/// systemd watchdog; anything that can wait for a disk goes here instead, so
+/// that loop never waits. Jobs run one at a time, in the order submitted.
+///
+/// The thread sleeps on a condition variable when there is nothing to do: no
+/// wake-ups while idle.
+public final class WorkerThread: Sendable {
+    private let queue: JobQueue
+
+    /// Starts the thread, named `name` (at most 15 characters show in top).
+    public init(name: String) {
+        let queue = JobQueue()
+        self.queue = queue
+        BlockingThread.start(stackSize: 512 * 1024) {
+            _ = scs_set_thread_name(UInt(pthread_self()), String(name.prefix(15)))
+            queue.runUntilClosed()
+        }
+    }
+
+    deinit {
+        queue.close()
+    }
+
+    /// Runs `job` on the thread, after every job submitted before it.
+    public func submit(_ job: @escaping @Sendable () -> Void) {
+        queue.push(job)
+    }
+
+    /// Runs `body` on the thread and returns its result; the caller's task is
+    /// suspended meanwhile, so its executor is free for other work.
+    public func run<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in
+            submit { continuation.resume(returning: body()) }
+        }
+    }
+}
+
+/// The jobs waiting for a `WorkerThread`, under a pthread mutex and condition
+/// variable (allocated, so their addresses never move).
+private final class JobQueue: @unchecked Sendable {
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    private var jobs: [@Sendable () -> Void] = []
+    private var head = 0
+    private var closed = false
+
+    init() {
+        pthread_mutex_init(mutex, nil)
+        pthread_cond_init(condition, nil)
+    }
+
+    deinit {
+        pthread_cond_destroy(condition)
+        pthread_mutex_destroy(mutex)
+        condition.deallocate()
+        mutex.deallocate()
+    }
+
+    func push(_ job: @escaping @Sendable () -> Void) {
+        pthread_mutex_lock(mutex)
+        jobs.append(job)
+        pthread_cond_signal(condition)
+        pthread_mutex_unlock(mutex)
+    }
+
+    /// After the jobs already queued, the thread ends.
+    func close() {
+        pthread_mutex_lock(mutex)
+        closed = true
+        pthread_cond_signal(condition)
+        pthread_mutex_unlock(mutex)
+    }
+
+    func runUntilClosed() {
+        while let job = next() { job() }
+    }
+
+    private func next() -> (@Sendable () -> Void)? {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        while head == jobs.count {
+            if closed { return nil }
+            pthread_cond_wait(condition, mutex)
+        }
+        let job = jobs[head]
+        head += 1
+        if head == jobs.count {
+            // Drained: drop the finished jobs (and what they captured) at once.
+            jobs.removeAll(keepingCapacity: jobs.count <= 64)
+            head = 0
+        }
+        return job
+    }
+}

@@ -1,0 +1,189 @@
+import Foundation
+import SoundscapeAudio
+import SoundscapeCore
+import SoundscapeStore
+import Testing
+import TestSupport
+@testable import SoundscapeDaemon
+
+/// The `Player` actor, driven through its commands and a fake output's facts.
+/// Everything else is real: the built-in soundscape files, SQLite, the event
+/// hub, the worker thread and (where a test needs one) a signer host process.
+@Suite("Player over a fake output", .serialized)
+struct PlayerTests {
+    typealias H = PlayerHarness
+
+    static func volume(_ percent: Int) -> Volume { Volume(percent: percent)! }
+
+    @Test func restoresTheSavedSessionAndPlaysItOnceTheOutputConnects() async throws {
+        let harness = try H(saved: PersistedState(volume: 30, soundscape: "rain", wantsPlaying: true))
+        try await harness.start()
+        harness.output.report(.connected)
+        try await harness.output.waitForCall(.play(H.rain, Self.volume(30)))
+        harness.output.report(.streaming(true))
+        let started = try await harness.nextEvent(.started)
+        #expect(started.status.state == .playing)
+        #expect(started.status.soundscape == H.rain)
+        await harness.shutdown()
+        #expect(try await harness.savedState()?.wantsPlaying == true, "a shutdown keeps the wish to play")
+    }
+
+    @Test func playOpensTheFileAndRepliesOnceTheGraphRunsTheStream() async throws {
+        let harness = try H()
+        try await harness.start()
+        harness.output.report(.connected)
+        let player = harness.player
+        let reply = Task { try await player.play(H.wind) }
+        try await harness.output.waitForCall(.play(H.wind, .default))
+        harness.output.report(.streaming(true))
+        let status = try await reply.value
+        #expect(status.state == .playing)
+        #expect(status.soundscape == H.wind)
+        #expect(try await harness.savedState() == PersistedState(volume: Volume.default.percent, soundscape: "wind",
+                                                                 wantsPlaying: true))
+        await harness.shutdown()
+    }
+
+    @Test func aSwitchDuringADuckKeepsTheDuckedVolume() async throws {
+        let harness = try H(saved: PersistedState(volume: 100, soundscape: "rain", wantsPlaying: true),
+                            preferences: PersistedPreferences(interruptionMode: "duck", duckLevel: 50, autoResume: true,
+                                                              pinnedSink: nil))
+        try await harness.start()
+        harness.output.report(.connected)
+        try await harness.output.waitForCall(.play(H.rain, Self.volume(100)))
+        harness.output.report(.streaming(true))
+        try await harness.nextEvent(.started)
+
+        harness.output.report(.graph(GraphFacts(sinks: [.init(name: "speaker", isCallRoute: false)], defaultSink: "speaker",
+                                                communicationStreams: ["Linphone (Communication)"])))
+        try await harness.output.waitForCall(.setVolume(Self.volume(50)))
+        let status = try await harness.player.play(H.wind)
+        #expect(status.ducked)
+        try await harness.output.waitForCall(.play(H.wind, Self.volume(50)))
+        #expect(!harness.output.calls.contains(.play(H.wind, Self.volume(100))), "the switch went out at full volume")
+        await harness.shutdown()
+    }
+
+    @Test func aFileThatDoesNotOpenIsRefusedAndChangesNothing() async throws {
+        let harness = try H(userFiles: ["broken.opus": Array("not an ogg file".utf8)])
+        try await harness.start()
+        harness.output.report(.connected)
+        await #expect(throws: PlayerError.self) { try await harness.player.play(SoundscapeID("broken")!) }
+        let event = try await harness.nextEvent(.decodeError)
+        #expect(event.message?.contains("broken") == true)
+        #expect(await harness.player.status().state == .stopped)
+        #expect(!harness.output.calls.contains { if case .play = $0 { true } else { false } })
+        await #expect(throws: PlayerError.noSuchSoundscape(SoundscapeID("missing")!)) {
+            try await harness.player.play(SoundscapeID("missing")!)
+        }
+        await harness.shutdown()
+    }
+
+    @Test func aSavedSoundscapeThatNoLongerOpensFallsBackToTheDefault() async throws {
+        let harness = try H(saved: PersistedState(volume: 40, soundscape: "broken", wantsPlaying: true),
+                            userFiles: ["broken.opus": Array("not an ogg file".utf8)])
+        try await harness.start()
+        let notice = try await harness.nextEvent(.soundscapeChanged)
+        #expect(notice.message?.contains("cannot play 'broken'") == true, "\(notice.message ?? "no message")")
+        #expect(notice.status.soundscape == H.ocean)
+        harness.output.report(.connected)
+        try await harness.output.waitForCall(.play(H.ocean, Self.volume(40)))
+        // The user's choice stays saved: the file may be mended by the next start.
+        #expect(try await harness.savedState()?.soundscape == "broken")
+        await harness.shutdown()
+    }
+
+    @Test func statusIsAnsweredWhileTheWorkerThreadIsBusy() async throws {
+        let harness = try H()
+        try await harness.start()
+        harness.output.report(.connected)
+        // Hold the worker as a slow disk would: the actor must still answer.
+        let release = DispatchSemaphore(value: 0)
+        harness.worker.submit { release.wait() }
+        let player = harness.player
+        let status = try await withTimeout("a status while the worker is busy", seconds: 2) { await player.status() }
+        #expect(status.state == .stopped)
+        let volume = try await withTimeout("a volume change while the worker is busy", seconds: 2) {
+            await player.setVolume(Self.volume(20))
+        }
+        #expect(volume.volume == Self.volume(20))
+        // A play needs the worker (to open the file): it waits, and status is still answered meanwhile.
+        let play = Task { try await player.play(H.rain) }
+        _ = try await withTimeout("a status while a play waits for the worker", seconds: 2) { await player.status() }
+        release.signal()
+        try await harness.output.waitForCall(.play(H.rain, Self.volume(20)))
+        harness.output.report(.streaming(true))
+        #expect(try await play.value.state == .playing)
+        await harness.shutdown()
+    }
+
+    @Test func pauseKeepsTheSignerHostAndARestartRestoresThePause() async throws {
+        let signer = SignerConfiguration(command: ["/bin/sh", "-c", "exec cat >/dev/null"])
+        let harness = try H(signer: signer)
+        try await harness.start()
+        harness.output.report(.connected)
+        let player = harness.player
+        let reply = Task { try await player.play(H.rain) }
+        try await harness.output.waitForCall(.play(H.rain, .default))
+        harness.output.report(.streaming(true))
+        _ = try await reply.value
+        let started = try await harness.nextEvent(.signerStarted)
+        let pid = try #require(started.status.signer?.pid)
+
+        let paused = await player.pause()
+        #expect(paused.state == .paused)
+        try await harness.output.waitForCall(.stop)
+        #expect(paused.signer?.state == .running && paused.signer?.pid == pid, "pause must not touch the signer host")
+        #expect(kill(pid_t(pid), 0) == 0, "the signer host process is gone")
+        #expect(try await harness.savedState()?.paused == true)
+
+        // A play resumes the same session: same signer, `resumed`.
+        harness.output.clearCalls()
+        let resume = Task { try await player.play(nil) }
+        try await harness.output.waitForCall(.play(H.rain, .default))
+        harness.output.report(.streaming(true))
+        _ = try await resume.value
+        #expect(try await harness.nextEvent(.resumed).status.signer?.pid == pid)
+
+        // Pause again, then a restart of the daemon (a new player on the same database) stays paused.
+        _ = await player.pause()
+        await harness.shutdown()
+        #expect(try await harness.savedState()?.paused == true)
+    }
+
+    @Test func aRestoredPauseStartsTheSignerButNoSound() async throws {
+        let signer = SignerConfiguration(command: ["/bin/sh", "-c", "exec cat >/dev/null"])
+        let harness = try H(saved: PersistedState(volume: 50, soundscape: "rain", wantsPlaying: false, paused: true),
+                            signer: signer)
+        try await harness.start()
+        harness.output.report(.connected)
+        try await harness.nextEvent(.signerStarted)
+        #expect(await harness.player.status().state == .paused)
+        #expect(!harness.output.calls.contains { if case .play = $0 { true } else { false } })
+        let stopped = await harness.player.stop()
+        #expect(stopped.state == .stopped)
+        try await harness.nextEvent(.signerStopped, seconds: 10)
+        await harness.shutdown()
+    }
+
+    @Test func playPauseAndStopTakeEffectInTheOrderCalled() async throws {
+        let harness = try H()
+        try await harness.start()
+        harness.output.report(.connected)
+        // Hold the worker so the play waits for its file; the stop called after it must still win.
+        let release = DispatchSemaphore(value: 0)
+        harness.worker.submit { release.wait() }
+        let player = harness.player
+        let play = Task { try await player.play(H.rain) }
+        // The play holds the session commands (and waits for the worker) before the stop is called.
+        try await withTimeout("the play to start", seconds: 2) {
+            while await !player.sessionCommandRunning { await Task.yield() }
+        }
+        let stop = Task { await player.stop() }
+        release.signal()
+        _ = try await play.value
+        #expect(await stop.value.state == .stopped)
+        #expect(await player.status().wantsPlaying == false)
+        await harness.shutdown()
+    }
+}

@@ -1,0 +1,96 @@
+import Foundation
+import SoundscapeAudio
+import SoundscapeCore
+import Synchronization
+import TestSupport
+
+/// An `AudioOutput` that records what the player asks of it and lets the test
+/// report the facts a real output would (connected, streaming, a fade-out
+/// done). The one fake in the player's tests: files, the database, the event
+/// hub and the signer host are real.
+final class FakeAudioOutput: AudioOutput, Sendable {
+    enum Call: Sendable, Equatable, CustomStringConvertible {
+        case start
+        case shutdown
+        case play(SoundscapeID, Volume)
+        case setVolume(Volume)
+        case stop
+        case setTarget(String?)
+        case reactivate
+        case recreateStream
+        case reconnect
+
+        var description: String {
+            switch self {
+            case .start: "start"
+            case .shutdown: "shutdown"
+            case .play(let id, let volume): "play(\(id), \(volume.percent)%)"
+            case .setVolume(let volume): "setVolume(\(volume.percent)%)"
+            case .stop: "stop"
+            case .setTarget(let sink): "setTarget(\(sink ?? "nil"))"
+            case .reactivate: "reactivate"
+            case .recreateStream: "recreateStream"
+            case .reconnect: "reconnect"
+            }
+        }
+    }
+
+    let events: AsyncStream<AudioOutputEvent>
+    let eventSink: AsyncStream<AudioOutputEvent>.Continuation
+    private let recorded = Mutex<[Call]>([])
+    /// Reports `.stopped` when told to stop, as a fade-out that completes would.
+    let finishesFades: Bool
+
+    init(finishesFades: Bool = true) {
+        (events, eventSink) = AsyncStream.makeStream(of: AudioOutputEvent.self)
+        self.finishesFades = finishesFades
+    }
+
+    var calls: [Call] { recorded.withLock { $0 } }
+
+    /// A fact, as the real output reports it.
+    func report(_ event: AudioOutputEvent) {
+        eventSink.yield(event)
+    }
+
+    /// Waits (bounded) until a call matching `predicate` has been made; returns it.
+    @discardableResult
+    func waitForCall(_ what: String, seconds: Double = 5, where predicate: @escaping @Sendable (Call) -> Bool) async throws -> Call {
+        try await withTimeout("the player to call \(what); calls so far: \(calls)", seconds: seconds) { [self] in
+            while true {
+                if let call = calls.first(where: predicate) { return call }
+                try await Task.sleep(for: .milliseconds(2))
+            }
+        }
+    }
+
+    /// Waits for exactly this call.
+    func waitForCall(_ call: Call, seconds: Double = 5) async throws {
+        try await waitForCall(call.description, seconds: seconds) { $0 == call }
+    }
+
+    /// Forgets the calls so far, so the next wait sees only new ones.
+    func clearCalls() {
+        recorded.withLock { $0.removeAll() }
+    }
+
+    private func record(_ call: Call) {
+        recorded.withLock { $0.append(call) }
+    }
+
+    func start() { record(.start) }
+    func shutdown() { record(.shutdown) }
+    func play(_ data: SoundscapeData, volume: Volume) { record(.play(data.id, volume)) }
+    func setVolume(_ volume: Volume) { record(.setVolume(volume)) }
+    func stop() {
+        record(.stop)
+        if finishesFades {
+            eventSink.yield(.streaming(false))
+            eventSink.yield(.stopped)
+        }
+    }
+    func setTarget(_ sink: String?) { record(.setTarget(sink)) }
+    func reactivate() { record(.reactivate) }
+    func recreateStream() { record(.recreateStream) }
+    func reconnectNow(reason: String) { record(.reconnect) }
+}
