@@ -19,6 +19,9 @@ struct Options: Codable, Sendable {
     var clientThreads = 1
     var silenceThresholdDB: Float = -60
     var daemonDetails = true
+    var longMinutes = 40
+    var listFiles = 200
+    var probeIntervalMs: Double = 2
 
     static let usage = """
         usage: soundscape-bench [options]
@@ -42,6 +45,9 @@ struct Options: Codable, Sendable {
           --switch-trials N    soundscape switches (default 4)
           --idle-seconds N     stopped-daemon window (default 10)
           --client-threads N   event-loop threads of the bench's varlink clients (default 1)
+          --long-minutes N     control under load: a cold Play of an N-minute soundscape (default 40; 0 skips)
+          --list-files N       control under load: ListSoundscapes over N more files (default 200; 0 skips)
+          --probe-ms N         control under load: GetStatus interval (default 2)
           --no-daemon-details  only the players table
         """
 
@@ -86,6 +92,9 @@ struct Options: Codable, Sendable {
             case "--switch-trials": o.switchTrials = try integer(try value())
             case "--idle-seconds": o.idleSeconds = try number(try value())
             case "--client-threads": o.clientThreads = max(1, try integer(try value()))
+            case "--long-minutes": o.longMinutes = try integer(try value())
+            case "--list-files": o.listFiles = try integer(try value())
+            case "--probe-ms": o.probeIntervalMs = max(0.1, try number(try value()))
             case "--no-daemon-details": o.daemonDetails = false
             default: throw HarnessError("unknown option '\(arg)'\n\n\(usage)")
             }

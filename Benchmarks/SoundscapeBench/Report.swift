@@ -83,6 +83,7 @@ struct BenchReport: Codable, Sendable {
     var options: Options
     var players: [PlayerRow] = []
     var controlLatency: [ControlLatencyResult] = []
+    var controlUnderLoad: [ControlUnderLoadResult] = []
     var fanOut: [FanOutResult] = []
     var fanOutErrors: [String] = []
     var playToFirstAudio: [FirstAudioTrial] = []
@@ -181,9 +182,16 @@ enum Render {
         let notes = report.players.flatMap { row in row.notes.map { "  \(row.name): \($0)" } }
         if !notes.isEmpty { out += "notes:\n" + notes.joined(separator: "\n") + "\n" }
 
-        let alone = !report.controlLatency.isEmpty || !report.fanOut.isEmpty || !report.fanOutErrors.isEmpty
+        let alone = !report.controlLatency.isEmpty || !report.controlUnderLoad.isEmpty || !report.fanOut.isEmpty || !report.fanOutErrors.isEmpty
             || !report.playToFirstAudio.isEmpty || !report.switches.isEmpty || report.idle != nil
         if alone { out += "\n## soundscaped alone\n\n" }
+        if !report.controlUnderLoad.isEmpty {
+            out += "Control while the daemon works (GetStatus every \(f(report.controlUnderLoad[0].intervalMs, 1)) ms on a second connection; target max < 5 ms, p99 < 1 ms):\n\n"
+            out += table(["while", "probes", "p50 ms", "p99 ms", "max ms", "the work took, ms"], report.controlUnderLoad.map {
+                [$0.scenario, "\($0.latencyMs.count)", f($0.latencyMs.p50, 2), f($0.latencyMs.p99, 2), f($0.latencyMs.max, 2),
+                 $0.workMs.map { f($0, 0) }.joined(separator: ", ")]
+            }) + "\n\n"
+        }
         if !report.controlLatency.isEmpty {
             out += "Control round trips (one client, sequential, while playing), µs:\n\n"
             out += table(["call", "calls", "p50 µs", "p99 µs", "max µs", "calls/s"], report.controlLatency.map {

@@ -143,6 +143,12 @@ struct Bench {
             } catch {
                 report.errors.append("control latency: \(error)")
             }
+            do {
+                report.controlUnderLoad = try await ControlUnderLoad(daemon: daemon, graph: graph, options: options)
+                    .run(returnTo: soundscape)
+            } catch {
+                report.errors.append("control under load: \(error)")
+            }
             for n in options.subscribers where n > 0 {
                 do {
                     let fan = FanOutBench(daemon: daemon, group: group)

@@ -8,8 +8,10 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible {
 
     public var description: String { "SQLite error \(code): \(message)" }
 
-    /// The file is not a database (or is damaged beyond reading).
-    var isUnreadable: Bool { code == SQLITE_NOTADB || code == SQLITE_CORRUPT }
+    /// SQLite proved the file damaged, or not a database at all. Nothing else is
+    /// proof: busy, read-only, cannot open, disk full and I/O errors say nothing
+    /// about the data.
+    var provesDamage: Bool { code == SQLITE_NOTADB || code == SQLITE_CORRUPT }
 }
 
 /// One SQLite connection and the few operations the state store needs:
@@ -30,10 +32,12 @@ final class SQLiteConnection {
     /// stay resident for nothing. Set once, before the first open.
     private static let lean: Void = { _ = scs_sqlite3_config_no_initial_page_cache() }()
 
-    init(path: String) throws(SQLiteError) {
+    /// `path` may be a `file:` URI (for `immutable=1`).
+    init(path: String, readOnly: Bool = false) throws(SQLiteError) {
         _ = Self.lean
         var handle: OpaquePointer?
-        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        let flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
+            | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
         let result = sqlite3_open_v2(path, &handle, flags, nil)
         guard result == SQLITE_OK, let handle else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open \(path)"

@@ -1,3 +1,4 @@
+import CSQLite
 import Glibc
 import SoundscapeCore
 import SoundscapeSystem
@@ -40,56 +41,161 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
 
 /// The daemon's SQLite database (WAL, migrations) in `$XDG_STATE_HOME/soundscaped`.
 ///
-/// A database that cannot be read is moved aside and replaced rather than
-/// stopping the daemon: losing a volume preference is better than losing the
-/// keep-alive. Writes that fail (disk full, read-only) throw; the caller keeps
-/// running on its in-memory state and reports the store as unhealthy.
+/// It never drops good data:
+/// - A database is moved aside only when SQLite proves it damaged (`SQLITE_CORRUPT`
+///   or `SQLITE_NOTADB`, or a failing `quick_check`), never because it is busy,
+///   read-only, cannot be opened or the disk is full. What can still be read of
+///   it (the state and preferences rows) is carried into the fresh database.
+/// - A database that cannot be written (a read-only directory or file system, a
+///   full disk at start) is opened read-only: the saved state is still loaded and
+///   played as the user wanted, and the store reports itself not writable.
+///   Every later write first tries to open it for writing again.
+/// - A write that fails throws; the caller keeps the change and writes it again
+///   (see the daemon's `StateKeeper`).
 public final class StateStore: @unchecked Sendable {
     public static let fileName = "state.sqlite"
 
-    public let path: String
-    /// Things worth telling the user once, such as a corrupt file moved aside.
-    public let notices: [String]
-    /// Serialises every use of the one connection (the player actor is the only
-    /// caller, but the store does not rely on that).
-    private let lock = StoreLock()
-    private let connection: SQLiteConnection
-
-    public init(directory: String) throws(StoreError) {
-        if let problem = Directories.make(directory, mode: 0o700) {
-            throw StoreError(description: "cannot create the state directory \(directory): \(problem)")
-        }
-        let path = directory.hasSuffix("/") ? directory + Self.fileName : directory + "/" + Self.fileName
-        var notices: [String] = []
-        do {
-            connection = try Self.open(path: path)
-        } catch {
-            let aside = path + ".unreadable-\(Clock.unixSeconds())"
-            for suffix in ["", "-wal", "-shm"] { rename(path + suffix, aside + suffix) }
-            notices.append("the state database could not be opened (\(error)); moved it to \(aside) and started afresh")
-            do {
-                connection = try Self.open(path: path)
-            } catch {
-                throw StoreError(description: "cannot open the state database \(path): \(error)")
-            }
-        }
-        self.path = path
-        self.notices = notices
+    /// How the database is open.
+    public enum Mode: Sendable, Equatable {
+        case readWrite
+        /// Read-only, with why writing is not possible.
+        case readOnly(reason: String)
     }
 
-    /// Opens, switches to WAL and brings the schema up to date; a file that is
-    /// not a database fails here, on the first read.
-    private static func open(path: String) throws(SQLiteError) -> SQLiteConnection {
+    public let path: String
+    /// Things worth telling the user once, such as a damaged file moved aside.
+    public let notices: [String]
+    /// Where a damaged database was moved at open, if one was.
+    public let movedAside: String?
+    /// Serialises every use of the one connection (the daemon's worker thread is
+    /// the only caller, but the store does not rely on that).
+    private let lock = StoreLock()
+    private var connection: SQLiteConnection
+    private var openMode: Mode
+
+    public var mode: Mode { lock.withLock { openMode } }
+
+    public init(directory: String) throws(StoreError) {
+        let path = directory.hasSuffix("/") ? directory + Self.fileName : directory + "/" + Self.fileName
+        self.path = path
+        if let problem = Directories.make(directory, mode: 0o700), !FileSystem.exists(path) {
+            throw StoreError(description: "cannot create the state directory \(directory): \(problem)")
+        }
+        var notices: [String] = []
+        var movedAside: String?
+        do {
+            connection = try Self.openForWriting(path: path)
+            openMode = .readWrite
+        } catch let error where error.provesDamage {
+            let salvaged = Self.salvage(path: path)
+            let aside = path + ".damaged-\(Int(Clock.unixSeconds()))"
+            guard rename(path, aside) == 0 else {
+                let reason = String(cString: strerror(errno))
+                throw StoreError(description: "the state database \(path) is damaged (\(error)) and cannot be moved aside: \(reason)")
+            }
+            for suffix in ["-wal", "-shm"] { _ = rename(path + suffix, aside + suffix) }
+            movedAside = aside
+            do {
+                connection = try Self.openForWriting(path: path)
+                openMode = .readWrite
+            } catch {
+                throw StoreError(description: "cannot make a new state database \(path): \(error)")
+            }
+            if let state = salvaged.state { try? Self.write(state, to: connection) }
+            if let preferences = salvaged.preferences { try? Self.write(preferences, to: connection) }
+            let kept = [salvaged.state.map { _ in "the saved state" }, salvaged.preferences.map { _ in "the preferences" }]
+                .compactMap { $0 }
+            notices.append("the state database was damaged (\(error)); moved it to \(aside)"
+                + (kept.isEmpty ? " and started afresh" : "; \(kept.joined(separator: " and ")) could still be read and were kept"))
+        } catch {
+            // Busy, read-only, no space, cannot open for writing: no proof of damage. Read what is there.
+            guard FileSystem.exists(path) else {
+                throw StoreError(description: "cannot open the state database \(path): \(error)")
+            }
+            do {
+                connection = try Self.openForReading(path: path)
+            } catch let readError {
+                throw StoreError(description: "cannot open the state database \(path): \(error); read-only: \(readError)")
+            }
+            let reason = Self.whyNotWritable(path) ?? "\(error)"
+            openMode = .readOnly(reason: reason)
+            notices.append("the state database cannot be written (\(reason)); the saved state is used, and changes are kept in memory until it can be")
+        }
+        self.notices = notices
+        self.movedAside = movedAside
+    }
+
+    /// Opens for writing, switches to WAL, proves the file sound and brings the
+    /// schema up to date.
+    private static func openForWriting(path: String) throws(SQLiteError) -> SQLiteConnection {
         let connection = try SQLiteConnection(path: path)
         try connection.execute("PRAGMA journal_mode = WAL")
         try connection.execute("PRAGMA synchronous = NORMAL")
         // A handful of rows: a 64 KiB page cache instead of the default 2 MB keeps resident memory down.
         try connection.execute("PRAGMA cache_size = -64")
+        try checkIntegrity(connection)
         try migrate(connection)
         for statement in [saveStateSQL, savePreferencesSQL, checkWritableSQL] {
             try connection.prepare(kept: statement)
         }
         return connection
+    }
+
+    /// Read-only: through the WAL when SQLite can use it, else as an immutable
+    /// file (a read-only medium without the WAL's index file).
+    private static func openForReading(path: String) throws(SQLiteError) -> SQLiteConnection {
+        do {
+            let connection = try SQLiteConnection(path: path, readOnly: true)
+            try connection.execute("PRAGMA user_version")
+            return connection
+        } catch {
+            let connection = try SQLiteConnection(path: "file:\(path)?immutable=1", readOnly: true)
+            try connection.execute("PRAGMA user_version")
+            return connection
+        }
+    }
+
+    /// `quick_check` reads every page: a page damaged deep in the file fails here
+    /// at open, not at the first write days later.
+    private static func checkIntegrity(_ connection: SQLiteConnection) throws(SQLiteError) {
+        let rows = try connection.execute("PRAGMA quick_check")
+        let verdict = rows.compactMap { $0.values.first?.text }
+        guard verdict == ["ok"] else {
+            throw SQLiteError(code: SQLITE_CORRUPT, message: "quick_check: \(verdict.prefix(3).joined(separator: "; "))")
+        }
+    }
+
+    /// What can still be read of a damaged database, row by row.
+    private static func salvage(path: String) -> (state: PersistedState?, preferences: PersistedPreferences?) {
+        guard let connection = try? openForReading(path: path) else { return (nil, nil) }
+        let state = try? readState(connection)
+        let preferences = try? readPreferences(connection)
+        return (state ?? nil, preferences ?? nil)
+    }
+
+    /// Writing needs a read-write connection: a store opened read-only tries to
+    /// open one again first (the disk may take writes again), and keeps it.
+    private func writable() throws(SQLiteError) -> SQLiteConnection {
+        guard case .readOnly = openMode else { return connection }
+        do {
+            let upgraded = try Self.openForWriting(path: path)
+            connection = upgraded
+            openMode = .readWrite
+            return upgraded
+        } catch {
+            throw SQLiteError(code: error.code, message: "\(Self.whyNotWritable(path) ?? error.message) (open read-only)")
+        }
+    }
+
+    /// What the file system says about writing beside `path`: SQLite's "unable to
+    /// open database file" does not tell a read-only mount from a full disk.
+    static func whyNotWritable(_ path: String) -> String? {
+        let directory = FileSystem.parent(path)
+        if access(directory, W_OK) != 0 { return "\(directory): \(String(cString: strerror(errno)))" }
+        if FileSystem.exists(path), access(path, W_OK) != 0 { return "\(path): \(String(cString: strerror(errno)))" }
+        var info = statvfs()
+        if statvfs(directory, &info) == 0, info.f_bavail == 0 { return "\(directory): no space left on the device" }
+        return nil
     }
 
     /// Schema versions, applied in order and recorded in `user_version`. Each is
@@ -157,14 +263,7 @@ public final class StateStore: @unchecked Sendable {
     /// The saved state, or nil on a first start.
     public func load() throws(StoreError) -> PersistedState? {
         do {
-            let rows = try lock.withLock { () throws(SQLiteError) in
-                try connection.execute("SELECT volume, soundscape, wants_playing, paused FROM player_state WHERE id = 1")
-            }
-            return rows.first.map {
-                PersistedState(volume: Int($0["volume"]?.integer ?? 50), soundscape: $0["soundscape"]?.text,
-                               wantsPlaying: ($0["wants_playing"]?.integer ?? 0) != 0,
-                               paused: ($0["paused"]?.integer ?? 0) != 0)
-            }
+            return try lock.withLock { () throws(SQLiteError) in try Self.readState(connection) }
         } catch {
             throw StoreError(description: "cannot read the saved state: \(error)")
         }
@@ -172,12 +271,7 @@ public final class StateStore: @unchecked Sendable {
 
     public func save(_ state: PersistedState) throws(StoreError) {
         do {
-            try lock.withLock { () throws(SQLiteError) in
-                try connection.execute(Self.saveStateSQL, [
-                    .integer(Int64(state.volume)), state.soundscape.map { .text($0) } ?? .null,
-                    .integer(state.wantsPlaying ? 1 : 0), .integer(state.paused ? 1 : 0), .real(Clock.unixSeconds()),
-                ])
-            }
+            try lock.withLock { () throws(SQLiteError) in try Self.write(state, to: try writable()) }
         } catch {
             throw StoreError(description: "cannot save the state: \(error)")
         }
@@ -186,16 +280,7 @@ public final class StateStore: @unchecked Sendable {
     /// Saved preferences, or nil when none were ever set.
     public func loadPreferences() throws(StoreError) -> PersistedPreferences? {
         do {
-            let rows = try lock.withLock { () throws(SQLiteError) in
-                try connection.execute(
-                    "SELECT interruption_mode, duck_level, auto_resume, pinned_sink FROM preferences WHERE id = 1")
-            }
-            return rows.first.map {
-                PersistedPreferences(interruptionMode: $0["interruption_mode"]?.text ?? "pause",
-                                     duckLevel: Int($0["duck_level"]?.integer ?? 30),
-                                     autoResume: ($0["auto_resume"]?.integer ?? 1) != 0,
-                                     pinnedSink: $0["pinned_sink"]?.text)
-            }
+            return try lock.withLock { () throws(SQLiteError) in try Self.readPreferences(connection) }
         } catch {
             throw StoreError(description: "cannot read the saved preferences: \(error)")
         }
@@ -203,13 +288,7 @@ public final class StateStore: @unchecked Sendable {
 
     public func save(_ preferences: PersistedPreferences) throws(StoreError) {
         do {
-            try lock.withLock { () throws(SQLiteError) in
-                try connection.execute(Self.savePreferencesSQL, [
-                    .text(preferences.interruptionMode), .integer(Int64(preferences.duckLevel)),
-                    .integer(preferences.autoResume ? 1 : 0), preferences.pinnedSink.map { .text($0) } ?? .null,
-                    .real(Clock.unixSeconds()),
-                ])
-            }
+            try lock.withLock { () throws(SQLiteError) in try Self.write(preferences, to: try writable()) }
         } catch {
             throw StoreError(description: "cannot save the preferences: \(error)")
         }
@@ -219,11 +298,47 @@ public final class StateStore: @unchecked Sendable {
     public func checkWritable() throws(StoreError) {
         do {
             try lock.withLock { () throws(SQLiteError) in
-                try connection.execute(Self.checkWritableSQL, [.real(Clock.unixSeconds())])
+                try writable().execute(Self.checkWritableSQL, [.real(Clock.unixSeconds())])
             }
         } catch {
             throw StoreError(description: "the state database is not writable: \(error)")
         }
+    }
+
+    // MARK: Rows
+
+    /// `SELECT *`, so a database an older build wrote (a read-only one is never
+    /// migrated) reads too: a missing column takes its default.
+    private static func readState(_ connection: SQLiteConnection) throws(SQLiteError) -> PersistedState? {
+        try connection.execute("SELECT * FROM player_state WHERE id = 1").first.map {
+            PersistedState(volume: Int($0["volume"]?.integer ?? 50), soundscape: $0["soundscape"]?.text,
+                           wantsPlaying: ($0["wants_playing"]?.integer ?? 0) != 0,
+                           paused: ($0["paused"]?.integer ?? 0) != 0)
+        }
+    }
+
+    private static func readPreferences(_ connection: SQLiteConnection) throws(SQLiteError) -> PersistedPreferences? {
+        try connection.execute("SELECT * FROM preferences WHERE id = 1").first.map {
+            PersistedPreferences(interruptionMode: $0["interruption_mode"]?.text ?? "pause",
+                                 duckLevel: Int($0["duck_level"]?.integer ?? 30),
+                                 autoResume: ($0["auto_resume"]?.integer ?? 1) != 0,
+                                 pinnedSink: $0["pinned_sink"]?.text)
+        }
+    }
+
+    private static func write(_ state: PersistedState, to connection: SQLiteConnection) throws(SQLiteError) {
+        try connection.execute(saveStateSQL, [
+            .integer(Int64(state.volume)), state.soundscape.map { .text($0) } ?? .null,
+            .integer(state.wantsPlaying ? 1 : 0), .integer(state.paused ? 1 : 0), .real(Clock.unixSeconds()),
+        ])
+    }
+
+    private static func write(_ preferences: PersistedPreferences, to connection: SQLiteConnection) throws(SQLiteError) {
+        try connection.execute(savePreferencesSQL, [
+            .text(preferences.interruptionMode), .integer(Int64(preferences.duckLevel)),
+            .integer(preferences.autoResume ? 1 : 0), preferences.pinnedSink.map { .text($0) } ?? .null,
+            .real(Clock.unixSeconds()),
+        ])
     }
 }
 

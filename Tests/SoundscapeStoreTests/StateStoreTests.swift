@@ -76,8 +76,9 @@ import Testing
         let store = try StateStore(directory: directory)
         #expect(try store.load() == nil)
         #expect(store.notices.count == 1)
-        let moved = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.contains(".unreadable-") }
+        let moved = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.contains(".damaged-") }
         #expect(moved.count == 1, "the damaged file is kept for inspection, not deleted")
+        #expect(store.movedAside == directory + "/" + moved[0])
         try store.save(PersistedState(volume: 10, soundscape: "rain", wantsPlaying: true))
         #expect(try store.load()?.volume == 10)
     }
@@ -125,5 +126,66 @@ import Testing
         #expect(store.notices.isEmpty)
         try store.save(PersistedPreferences(interruptionMode: "ignore", duckLevel: 10, autoResume: true, pinnedSink: nil))
         #expect(try store.loadPreferences()?.interruptionMode == "ignore", "later migrations ran on the adopted file")
+    }
+
+    // MARK: Never drop good data
+
+    /// A database with a page damaged far from its header: it opens, but
+    /// `quick_check` proves the damage at open. The rows that still read are kept.
+    @Test func aPageDamagedDeepInTheFileIsFoundAtOpenAndTheGoodRowsAreKept() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/" + StateStore.fileName
+        let state = PersistedState(volume: 33, soundscape: "wind", wantsPlaying: true, paused: true)
+        let preferences = PersistedPreferences(interruptionMode: "duck", duckLevel: 12, autoResume: false, pinnedSink: "usb")
+        do {
+            let store = try StateStore(directory: directory)
+            try store.save(state)
+            try store.save(preferences)
+            // Something else in the file, taking pages after ours (as an older build's table might).
+            let filler = try SQLiteConnection(path: path)
+            try filler.execute("CREATE TABLE filler (id INTEGER PRIMARY KEY, data BLOB)")
+            for index in 0..<64 { try filler.execute("INSERT INTO filler VALUES (?, zeroblob(4000))", [.integer(Int64(index))]) }
+            try filler.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        }
+        // Damage one page two thirds into the file: the b-tree page header of a filler page.
+        let handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))
+        let size = try handle.seekToEnd()
+        let page = (size / 4096) * 2 / 3
+        try handle.seek(toOffset: page * 4096)
+        try handle.write(contentsOf: Data(repeating: 0xEE, count: 64))
+        try handle.close()
+
+        let store = try StateStore(directory: directory)
+        let aside = try #require(store.movedAside, "a damaged page was not noticed")
+        #expect(FileManager.default.fileExists(atPath: aside))
+        #expect(try store.load() == state, "the state row could still be read: it must be kept")
+        #expect(try store.loadPreferences() == preferences)
+        #expect(store.notices.first?.contains("could still be read and were kept") == true, "\(store.notices)")
+        #expect(store.mode == .readWrite)
+        try store.checkWritable()
+    }
+
+    /// Another process holding the write lock is no proof of damage: the file
+    /// stays, the saved state reads, writes fail while the lock is held and go
+    /// through once it is released.
+    @Test func aHeldWriteLockNeverMovesTheDatabaseAside() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let saved = PersistedState(volume: 61, soundscape: "rain", wantsPlaying: true)
+        try StateStore(directory: directory).save(saved)
+
+        let holder = try SQLiteConnection(path: directory + "/" + StateStore.fileName)
+        try holder.execute("BEGIN IMMEDIATE")
+        let store = try StateStore(directory: directory)
+        #expect(store.movedAside == nil)
+        #expect(store.notices.isEmpty || store.mode != .readWrite, "\(store.notices)")
+        #expect(try store.load() == saved)
+        #expect(throws: StoreError.self) { try store.save(PersistedState(volume: 62, soundscape: "rain", wantsPlaying: true)) }
+        try holder.execute("COMMIT")
+        try store.save(PersistedState(volume: 63, soundscape: "rain", wantsPlaying: true))
+        #expect(try StateStore(directory: directory).load()?.volume == 63)
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory)
+        #expect(!files.contains { $0.contains("damaged") }, "\(files)")
     }
 }

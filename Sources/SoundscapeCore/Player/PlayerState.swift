@@ -35,6 +35,9 @@ public enum EventReason: String, Sendable, Codable, CaseIterable {
     case serverLost
     /// The PipeWire server is back; `resumed` follows once audio flows.
     case serverRestored
+    /// The state database was damaged and moved aside, or cannot be written
+    /// (changes are kept in memory meanwhile); the message says which.
+    case storeProblem
     /// The signer host started (message: its pid).
     case signerStarted
     /// The signer host ended on its own (message: exit status or signal).

@@ -280,7 +280,7 @@ public actor Player {
     /// or no longer opens, gives way to the default for this run, with a notice.
     private func restore() async {
         let restored = await keeper.restore()
-        var notices = restored.notices
+        var notices: [String] = []
         catalog = await loader.scan()
         for problem in catalog.problems { logger.warning("\(problem)") }
 
@@ -320,8 +320,11 @@ public actor Player {
 
         guard case .starting(let waiters) = phase else { return }
         phase = .running
-        for notice in notices { logger.warning("\(notice)") }
+        for notice in restored.notices + notices { logger.warning("\(notice)") }
         hub.setInitialStatus(currentStatus())
+        for notice in restored.notices {
+            hub.publish(type: .player, reason: .storeProblem, message: notice, status: currentStatus())
+        }
         for notice in notices {
             hub.publish(type: .player, reason: .soundscapeChanged, message: notice, status: currentStatus())
         }

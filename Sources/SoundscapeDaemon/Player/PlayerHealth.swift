@@ -27,7 +27,9 @@ extension Player {
         }
         // The write itself runs on the worker thread; this actor is free meanwhile.
         let problem = await keeper.checkWritable()
-        checks.append(.init(name: HealthReport.Name.store, ok: problem == nil, detail: problem))
+        let aside = keeper.movedAside.map { "a damaged database was moved to \($0) at start" }
+        checks.append(.init(name: HealthReport.Name.store, ok: problem == nil,
+                            detail: [problem, aside].compactMap { $0 }.joined(separator: "; ").nilIfEmpty))
         return checks
     }
 }
@@ -75,4 +77,8 @@ enum PlayerHealth {
             continuation?.resume(returning: value)
         }
     }
+}
+
+extension String {
+    fileprivate var nilIfEmpty: String? { isEmpty ? nil : self }
 }

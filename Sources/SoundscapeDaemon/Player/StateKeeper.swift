@@ -16,7 +16,7 @@ final class StateKeeper: Sendable {
     struct Restored: Sendable {
         var state: PersistedState?
         var preferences: PersistedPreferences?
-        /// What to tell the user once (a database moved aside, a row that could not be read).
+        /// What to tell the user once about the database (moved aside, read-only, a row that could not be read).
         var notices: [String]
     }
 
@@ -73,6 +73,9 @@ final class StateKeeper: Sendable {
     func save(_ preferences: PersistedPreferences) {
         enqueue { $0.preferences = preferences }
     }
+
+    /// Where a damaged database was moved at start, if it was.
+    var movedAside: String? { store?.movedAside }
 
     /// Proves a write goes through (the health probe); a success also writes
     /// what earlier failures left unsaved. Nil when writable, else why not.

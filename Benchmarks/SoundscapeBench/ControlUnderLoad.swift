@@ -1,0 +1,179 @@
+import Foundation
+import NIOCore
+import TestSupport
+import Varlink
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// GetStatus round trips, one every `intervalMs`, while the daemon does the
+/// heaviest work a client can ask of it. The daemon answers the control socket
+/// on one event-loop thread; anything that makes that thread wait (hashing a
+/// long file, decoding ahead, SQLite, scanning a directory) shows here as a
+/// slow probe. Targets (issue 13): max < 5 ms, p99 < 1 ms.
+struct ControlUnderLoadResult: Codable, Sendable {
+    var scenario: String
+    var intervalMs: Double
+    /// Round trips in milliseconds, from just before the call to its reply.
+    var latencyMs: Summary
+    /// How long the loading call itself took, in milliseconds (each repetition).
+    var workMs: [Double]
+}
+
+struct ControlUnderLoad {
+    let daemon: DaemonUnderTest
+    let graph: PipeWireGraph
+    let options: Options
+
+    func log(_ text: String) {
+        FileHandle.standardError.write(Data("[bench] \(text)\n".utf8))
+    }
+
+    /// The daemon's user soundscape directory in the bench's graph.
+    var userSoundscapes: URL {
+        URL(fileURLWithPath: graph.environment["XDG_DATA_HOME"] ?? graph.directory.appendingPathComponent("data").path)
+            .appendingPathComponent("soundscaped/soundscapes")
+    }
+
+    func run(returnTo soundscape: String) async throws -> [ControlUnderLoadResult] {
+        try FileManager.default.createDirectory(at: userSoundscapes, withIntermediateDirectories: true)
+        var results: [ControlUnderLoadResult] = []
+        if options.longMinutes > 0 {
+            results.append(try await coldLongPlay(returnTo: soundscape))
+        }
+        if options.listFiles > 0 {
+            results.append(try await largeList())
+        }
+        return results
+    }
+
+    /// Play a long user soundscape nobody has played before: the daemon opens
+    /// it (Ogg page walk and whole-file hash), decodes a ring ahead and starts
+    /// building its PCM cache. The file's pages are dropped from the page cache
+    /// first, so it is read from the disk.
+    func coldLongPlay(returnTo soundscape: String) async throws -> ControlUnderLoadResult {
+        let source = try LongSoundscape.file(minutes: options.longMinutes)
+        let id = "bench-long-\(getpid())"
+        let target = userSoundscapes.appendingPathComponent("\(id).opus")
+        try? FileManager.default.removeItem(at: target)
+        try FileManager.default.copyItem(at: source, to: target)
+        LongSoundscape.dropFromPageCache(target.path)
+        log("control under load: GetStatus every \(options.probeIntervalMs) ms during a cold Play of a \(options.longMinutes)-minute soundscape")
+        let (latencies, work) = try await probe(while: {
+            let t0 = monoNanos()
+            try await daemon.call("Play", ["soundscape": .string(id)], timeout: .seconds(60))
+            // Keep probing while the first seconds play: the cache build and refills run then.
+            try await Task.sleep(for: .seconds(3))
+            return [secondsBetween(t0, monoNanos()) * 1000 - 3000]
+        })
+        try await daemon.call("Play", ["soundscape": .string(soundscape)], timeout: .seconds(30))
+        try? FileManager.default.removeItem(at: target)
+        return ControlUnderLoadResult(scenario: "cold Play of a \(options.longMinutes)-minute soundscape (+3 s playing)",
+                                      intervalMs: options.probeIntervalMs, latencyMs: Summary(latencies), workMs: work)
+    }
+
+    /// `ListSoundscapes` over `listFiles` user files beside the built-in ones, five times.
+    func largeList() async throws -> ControlUnderLoadResult {
+        let original = try LongSoundscape.bundled()
+        var made: [URL] = []
+        for index in 0..<options.listFiles {
+            let url = userSoundscapes.appendingPathComponent(String(format: "bench-list-%03d.opus", index))
+            try? FileManager.default.removeItem(at: url)
+            try FileManager.default.copyItem(at: original, to: url)
+            made.append(url)
+        }
+        defer { for url in made { try? FileManager.default.removeItem(at: url) } }
+        log("control under load: GetStatus every \(options.probeIntervalMs) ms during ListSoundscapes over \(options.listFiles) more files")
+        let (latencies, work) = try await probe(while: {
+            var times: [Double] = []
+            for _ in 0..<5 {
+                let t0 = monoNanos()
+                try await daemon.call("ListSoundscapes", timeout: .seconds(30))
+                times.append(secondsBetween(t0, monoNanos()) * 1000)
+            }
+            return times
+        })
+        let count = try await daemon.call("ListSoundscapes")["soundscapes"]?.arrayValue?.count ?? 0
+        return ControlUnderLoadResult(scenario: "ListSoundscapes ×5 over \(count) soundscapes",
+                                      intervalMs: options.probeIntervalMs, latencyMs: Summary(latencies), workMs: work)
+    }
+
+    /// Runs `work` on the daemon's main connection while a second connection
+    /// sends GetStatus every `probeIntervalMs`; returns the probes' round trips
+    /// (ms) from half a second before the work until it is done.
+    private func probe(while work: @escaping @Sendable () async throws -> [Double]) async throws -> ([Double], [Double]) {
+        let client = try await daemon.connect()
+        defer { Task { await client.close() } }
+        let interval = options.probeIntervalMs
+        let method = "\(DaemonUnderTest.interface).GetStatus"
+        let stop = ManagedAtomicFlag()
+        let prober = Task { () throws -> [Double] in
+            var samples: [Double] = []
+            var next = monoNanos()
+            while !stop.isSet {
+                let t0 = monoNanos()
+                _ = try await client.call(method)
+                samples.append(secondsBetween(t0, monoNanos()) * 1000)
+                next += UInt64(interval * 1_000_000)
+                let now = monoNanos()
+                if next > now { try await Task.sleep(for: .nanoseconds(Int64(next - now))) } else { next = now }
+            }
+            return samples
+        }
+        try await Task.sleep(for: .milliseconds(500))
+        let workTimes: [Double]
+        do {
+            workTimes = try await work()
+        } catch {
+            stop.set()
+            _ = try? await prober.value
+            throw error
+        }
+        stop.set()
+        return (try await prober.value, workTimes)
+    }
+}
+
+/// A flag one task sets and another polls.
+final class ManagedAtomicFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+    var isSet: Bool { lock.withLock { value } }
+    func set() { lock.withLock { value = true } }
+}
+
+/// The long recording the cold-play scenario uses: pink noise encoded as a
+/// user would have it (44 kb/s, 13 MB for 40 minutes), made once with sox and
+/// opusenc and kept in the temporary directory for later runs.
+enum LongSoundscape {
+    static func file(minutes: Int) throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("soundscape-bench-pink-\(minutes)min.opus")
+        if let size = try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int,
+           size > minutes * 200_000 {
+            return url
+        }
+        FileHandle.standardError.write(Data("[bench] encoding a \(minutes)-minute soundscape (once; kept at \(url.path))\n".utf8))
+        let partial = url.appendingPathExtension("partial")
+        try ChildProcess.run([
+            "sh", "-c",
+            "sox -q -n -r 48000 -c 2 -b 16 -t wav - synth \(minutes * 60) pinknoise vol 0.3 | opusenc --quiet --bitrate 44 - \"$0\"",
+            partial.path,
+        ], timeout: .seconds(600)).requireSuccess()
+        try? FileManager.default.removeItem(at: url)
+        try FileManager.default.moveItem(at: partial, to: url)
+        return url
+    }
+
+    static func bundled() throws -> URL {
+        ProductLocator.soundscapesDirectory.appendingPathComponent("rain.opus")
+    }
+
+    /// `POSIX_FADV_DONTNEED`: the file's clean pages leave the page cache, so the next read is cold.
+    static func dropFromPageCache(_ path: String) {
+        let descriptor = open(path, O_RDONLY)
+        guard descriptor >= 0 else { return }
+        defer { close(descriptor) }
+        _ = fdatasync(descriptor)
+        _ = posix_fadvise(descriptor, 0, 0, POSIX_FADV_DONTNEED)
+    }
+}
