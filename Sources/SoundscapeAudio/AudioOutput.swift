@@ -66,6 +66,8 @@ public struct OutputConfiguration: Sendable {
     public var render = RenderSettings()
     /// Where decoded loops are kept (see `PCMCache`); nil decodes every pass.
     public var pcmCacheDirectory: String?
+    /// The most disk space decoded loops may take together.
+    public var pcmCacheBudgetBytes = PCMCache.defaultBudgetBytes
     /// What counts as a call, and so interrupts us.
     public var callDetection = CallDetection()
     /// How long an active stream may go without a processed cycle before it

@@ -44,9 +44,15 @@ struct Soundscaped: AsyncParsableCommand {
 
     @Option(name: .customLong("cache-dir"), help: ArgumentHelp(
         "Directory for decoded loops, which make long playback far cheaper than decoding each pass; 'none' disables it.",
-        discussion: "Default: $XDG_CACHE_HOME/soundscaped/pcm, else ~/.cache/soundscaped/pcm. Each cached loop takes about 23 MB per minute of audio; at most six are kept.",
+        discussion: "Default: $XDG_CACHE_HOME/soundscaped/pcm, else ~/.cache/soundscaped/pcm. Each cached loop takes about 23 MB per minute of audio; see --cache-size.",
         valueName: "dir"))
     var cacheDirectory: String?
+
+    @Option(name: .customLong("cache-size"), help: ArgumentHelp(
+        "Most disk space the decoded loops may take together, in MiB (default 512).",
+        discussion: "The least recently played loops make room for a new one; a loop that would not fit plays by decoding.",
+        valueName: "MiB"))
+    var cacheSize: Int?
 
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
@@ -114,6 +120,9 @@ struct Soundscaped: AsyncParsableCommand {
         guard (64...8192).contains(latencyFrames) else {
             throw ValidationError("--latency-frames must be between 64 and 8192")
         }
+        if let cacheSize, !(0...1_048_576).contains(cacheSize) {
+            throw ValidationError("--cache-size must be between 0 and 1048576 MiB")
+        }
     }
 
     func run() async throws {
@@ -131,6 +140,7 @@ struct Soundscaped: AsyncParsableCommand {
         case let explicit? where !explicit.isEmpty: output.pcmCacheDirectory = explicit
         default: output.pcmCacheDirectory = DaemonPaths.cacheDirectory(environment: environment).map { $0 + "/pcm" }
         }
+        if let cacheSize { output.pcmCacheBudgetBytes = Int64(cacheSize) << 20 }
         let file = try configFile(environment: environment)
         let signer = try signerConfiguration(file: file)
         if let roles = interruptionRoles.map(ConfigFile.list) ?? file.interruptionRoles {

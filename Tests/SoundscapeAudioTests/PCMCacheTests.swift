@@ -189,4 +189,58 @@ import SoundscapeCore
         #expect(!FileManager.default.fileExists(atPath: cache.path(for: original)), "the stale decode is removed")
         #expect(FileManager.default.fileExists(atPath: cache.path(for: edited)))
     }
+
+    // MARK: The disk budget
+
+    @Test func aLoopThatWouldNotFitTheBudgetIsNeverWrittenAndPlaysByDecoding() throws {
+        let data = try rain()
+        let size = PCMCache.fileBytes(for: data)
+        let path = NSTemporaryDirectory() + "soundscaped-pcm-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let cache = PCMCache(directory: path, budgetBytes: size - 1, logger: logger)
+        #expect(cache.build(data) == nil)
+        let source = try LoopSource(data: data, cache: cache, logger: logger)
+        #expect(source.build == nil && !source.isCached)
+        #expect(try read(source, count: 48_000) == reference(data, from: 0, count: 48_000))
+        #expect((try? FileManager.default.contentsOfDirectory(atPath: path))?.isEmpty ?? true, "something was written")
+    }
+
+    @Test func theLeastRecentlyPlayedFilesMakeRoomWithinTheBudget() throws {
+        let rain = try rain()
+        let wind = try SoundscapeData(id: SoundscapeID("wind")!, gain: 1, contents: try bundledBytes("wind.opus"))
+        let ocean = try SoundscapeData(id: SoundscapeID("ocean-waves")!, gain: 1, contents: try bundledBytes("ocean-waves.opus"))
+        let path = NSTemporaryDirectory() + "soundscaped-pcm-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        // Room for two of the three 80-second loops.
+        let budget = PCMCache.fileBytes(for: rain) * 2 + 1000
+        let cache = PCMCache(directory: path, budgetBytes: budget, logger: logger)
+        for data in [rain, wind] {
+            #expect(try #require(cache.build(data)).wait(timeout: .seconds(60)))
+        }
+        // Playing rain makes it the most recently used; wind was played longer ago.
+        let old = timespec(tv_sec: 1_000_000, tv_nsec: 0)
+        var times = [old, old]
+        #expect(utimensat(AT_FDCWD, cache.path(for: wind), &times, 0) == 0)
+        _ = try #require(cache.reader(for: rain))
+        #expect(try #require(cache.build(ocean)).wait(timeout: .seconds(60)))
+        #expect(!FileManager.default.fileExists(atPath: cache.path(for: wind)), "the least recently played loop stays")
+        #expect(FileManager.default.fileExists(atPath: cache.path(for: rain)))
+        #expect(FileManager.default.fileExists(atPath: cache.path(for: ocean)))
+        let total = try FileManager.default.contentsOfDirectory(atPath: path).reduce(Int64(0)) {
+            $0 + Int64(try FileManager.default.attributesOfItem(atPath: path + "/" + $1)[.size] as! Int)
+        }
+        #expect(total <= budget)
+    }
+
+    @Test func aPartialFileLeftByACrashIsRemovedBeforeTheNextBuild() throws {
+        let data = try rain()
+        let path = NSTemporaryDirectory() + "soundscaped-pcm-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        let stale = path + "/wind-0123456789abcdef.f32.tmp-99999"
+        try Data(count: 4096).write(to: URL(fileURLWithPath: stale))
+        let cache = PCMCache(directory: path, logger: logger)
+        #expect(cache.makeRoom(for: PCMCache.fileBytes(for: data), soundscape: data.id) == nil)
+        #expect(!FileManager.default.fileExists(atPath: stale))
+    }
 }

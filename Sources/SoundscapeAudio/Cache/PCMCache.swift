@@ -16,21 +16,38 @@ import SoundscapeSystem
 ///
 /// File layout: a 32-byte header (magic, frame count, fingerprint of the
 /// compressed file, all little-endian), then interleaved stereo Float32.
+///
+/// The cache has a disk budget (`budgetBytes`, 23 MB per minute of loop): the
+/// least recently played files make room for a new one, and a loop that would
+/// not fit at all, or not leave the file system its reserve, is never written;
+/// it plays by decoding, as before the cache existed. A write that fails (the
+/// disk filled meanwhile) removes its partial file; the voice keeps decoding.
 public final class PCMCache: Sendable {
     static let magic: UInt64 = 0x3130_4d43_5053_4353 // "SCSPCM01"
     static let headerBytes = 32
     static let bytesPerFrame = 8
-    /// Cached loops kept at most; the least recently built go first.
-    static let maximumFiles = 6
+    /// The default budget: the built-in loops many times over, a 20-minute user
+    /// recording, not a 10-hour one (14 GB decoded).
+    public static let defaultBudgetBytes: Int64 = 512 << 20
+    /// Free space a build leaves the file system at least: 5 % of it, and 16 MiB.
+    static func reserve(ofFileSystemBytes total: Int64) -> Int64 { max(total / 20, 16 << 20) }
 
     public let directory: String
+    /// Bytes all cache files together may take.
+    public let budgetBytes: Int64
     private let logger: Logger
     /// Paths being built right now, so a soundscape played twice builds once.
     private let building = Mutex<Set<String>>([])
 
-    public init(directory: String, logger: Logger) {
+    public init(directory: String, budgetBytes: Int64 = PCMCache.defaultBudgetBytes, logger: Logger) {
         self.directory = directory
+        self.budgetBytes = budgetBytes
         self.logger = logger
+    }
+
+    /// The size of `data`'s cache file.
+    static func fileBytes(for data: SoundscapeData) -> Int64 {
+        Int64(headerBytes) + data.frames * Int64(bytesPerFrame)
     }
 
     func path(for data: SoundscapeData) -> String {
@@ -45,6 +62,8 @@ public final class PCMCache: Sendable {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
         if let reader = PCMLoopReader(descriptor: descriptor, data: data, position: position) {
+            // Played now: the last file to make room for another (the budget goes by modification time).
+            _ = futimens(descriptor, nil)
             return reader
         }
         close(descriptor)
@@ -58,6 +77,12 @@ public final class PCMCache: Sendable {
     /// Returns nil when the same loop is already being built.
     func build(_ data: SoundscapeData) -> PCMCacheBuild? {
         let path = path(for: data)
+        let size = Self.fileBytes(for: data)
+        guard size <= budgetBytes else {
+            logger.notice("the decoded loop would not fit the cache budget; decoding as it plays",
+                          metadata: ["soundscape": "\(data.id)", "bytes": "\(size)", "budget": "\(budgetBytes)"])
+            return nil
+        }
         let started = building.withLock { $0.insert(path).inserted }
         guard started else { return nil }
         let build = PCMCacheBuild()
@@ -66,12 +91,11 @@ public final class PCMCache: Sendable {
             // (Linux's SCHED_IDLE is 5; Glibc hides the name behind _GNU_SOURCE.)
             var parameters = sched_param(sched_priority: 0)
             _ = sched_setscheduler(0, 5, &parameters)
-            let outcome = write(data, to: path)
+            let outcome = makeRoom(for: size, soundscape: data.id).map { .failure($0) } ?? write(data, to: path)
             building.withLock { _ = $0.remove(path) }
             switch outcome {
             case .success:
                 logger.debug("decoded loop cached", metadata: ["soundscape": "\(data.id)", "path": "\(path)"])
-                prune(keeping: path, soundscape: data.id)
                 build.finish(succeeded: true)
             case .failure(let reason):
                 logger.notice("cannot cache the decoded loop; decoding as it plays",
@@ -128,28 +152,40 @@ public final class PCMCache: Sendable {
         return .success
     }
 
-    /// Removes other versions of the same soundscape and, beyond
-    /// `maximumFiles`, the oldest files.
-    private func prune(keeping kept: String, soundscape: SoundscapeID) {
-        guard let names = FileSystem.entries(of: directory) else { return }
-        var files: [(path: String, modified: Int)] = []
-        for name in names {
-            guard name.hasSuffix(".f32") else { continue }
+    /// Removes other versions of `soundscape`, then the least recently played
+    /// files until `size` more bytes fit the budget; nil when they do and the
+    /// file system keeps its reserve, else why not.
+    func makeRoom(for size: Int64, soundscape: SoundscapeID) -> String? {
+        if let problem = Directories.make(directory, mode: 0o700) { return problem }
+        var files: [(path: String, bytes: Int64, used: Int)] = []
+        for name in FileSystem.entries(of: directory) ?? [] {
             let path = "\(directory)/\(name)"
-            guard path != kept else { continue }
+            guard name.hasSuffix(".f32") else {
+                // A partial file a crashed build left behind counts against nothing: remove it.
+                if name.contains(".f32.tmp-") && !building.withLock({ $0.contains { path.hasPrefix($0) } }) { unlink(path) }
+                continue
+            }
             if name.hasPrefix("\(soundscape.rawValue)-"), name.count == soundscape.rawValue.count + 1 + 16 + 4 {
                 unlink(path)
                 continue
             }
             var info = stat()
             guard stat(path, &info) == 0 else { continue }
-            files.append((path, info.st_mtim.tv_sec))
+            files.append((path, Int64(info.st_size), info.st_mtim.tv_sec))
         }
-        let excess = files.count + 1 - Self.maximumFiles
-        guard excess > 0 else { return }
-        for file in files.sorted(by: { $0.modified < $1.modified }).prefix(excess) {
+        var total = files.reduce(0) { $0 + $1.bytes }
+        for file in files.sorted(by: { $0.used < $1.used }) where total + size > budgetBytes {
             unlink(file.path)
+            total -= file.bytes
         }
+        var space = statvfs()
+        guard statvfs(directory, &space) == 0 else { return nil }
+        let free = Int64(space.f_bavail) * Int64(space.f_frsize)
+        let reserve = Self.reserve(ofFileSystemBytes: Int64(space.f_blocks) * Int64(space.f_frsize))
+        guard free - size >= reserve else {
+            return "the disk would be left with less than \(reserve >> 20) MiB free (\(free >> 20) MiB free, the loop needs \(size >> 20) MiB)"
+        }
+        return nil
     }
 }
 

@@ -106,7 +106,9 @@ public final class PipeWireOutput: AudioOutput, @unchecked Sendable {
                                    refilled: { stallDeadline.push() })
         voices = VoiceBank(
             ringFrames: configuration.ringFrames,
-            cache: configuration.pcmCacheDirectory.map { PCMCache(directory: $0, logger: logger) },
+            cache: configuration.pcmCacheDirectory.map {
+                PCMCache(directory: $0, budgetBytes: configuration.pcmCacheBudgetBytes, logger: logger)
+            },
             refills: refills,
             logger: logger)
 
