@@ -32,6 +32,10 @@ int scs_metadata_set_property(struct pw_metadata *metadata, uint32_t subject, co
     return pw_metadata_set_property(metadata, subject, key, type, value);
 }
 
+int scs_core_sync(struct pw_core *core, uint32_t id, int seq) {
+    return pw_core_sync(core, id, seq);
+}
+
 const struct spa_pod *scs_build_f32_format(uint8_t *buffer, uint32_t size,
                                            uint32_t rate, uint32_t channels) {
     struct spa_pod_builder builder = SPA_POD_BUILDER_INIT(buffer, size);

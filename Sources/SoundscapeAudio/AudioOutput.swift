@@ -41,8 +41,13 @@ public enum AudioOutputEvent: Sendable, Equatable {
     case route(String?)
     /// A soundscape failed while decoding ahead.
     case decodeFailed(SoundscapeDecodeError)
-    /// The stream should run but no cycle has advanced for the stall grace period.
+    /// The stream should run but no cycle has advanced for the stall grace
+    /// period, while the server answers: our stream is stuck.
     case stalled
+    /// No cycle has advanced, and the server does not answer either (it is
+    /// frozen or overloaded): nothing of ours needs replacing; once it answers,
+    /// either audio flows again (`.flowing`) or `.stalled` follows.
+    case serverUnresponsive
     /// After `.stalled`: cycles run again.
     case flowing
     /// Sinks, the default sink, or calls changed.

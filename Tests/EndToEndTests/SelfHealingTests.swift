@@ -90,6 +90,50 @@ struct SelfHealingTests {
         }
     }
 
+    /// The server froze, not our stream: nothing of ours needs replacing, and
+    /// tearing it down would only delay the sound once the server resumes.
+    /// Timed from SIGCONT: to the daemon's `recovered` (its first cycle), and at
+    /// the sink, where a recording that spans the freeze must show no silence
+    /// after it (the freeze itself records nothing: the recorder froze too).
+    @Test("after a frozen PipeWire resumes, audio is back within 0.5 s of SIGCONT", arguments: [3.0, 4.5, 8.0])
+    func recoversQuicklyFromAFreeze(seconds: Double) throws {
+        try PipeWireGraph.withGraph { graph in
+            try graph.createNullSink(name: "speaker")
+            let daemon = try Soundscaped(graph: graph)
+            _ = try ToneLoops.make(id: "tone", frequency: 440, in: daemon.userSoundscapes)
+            try daemon.start()
+            try daemon.must("play", "tone")
+            let events = try daemon.followEvents()
+            let recording = try graph.startRecording(sink: "speaker")
+
+            graph.killPipeWire(signal: SIGSTOP)
+            Thread.sleep(forTimeInterval: seconds)  // the freeze being tested, not a synchronisation
+            let resumed = ContinuousClock.now
+            graph.killPipeWire(signal: SIGCONT)
+            if seconds >= 4 {
+                // Long enough for the stall to be noticed (3 s without a cycle, and the server not
+                // answering): it is news, and so is its end.
+                let stalled = try events.next(reason: "stalled", timeout: .seconds(2))
+                #expect(stalled["message"] as? String == "PipeWire does not answer; waiting for it")
+                _ = try events.next(reason: "recovered", timeout: .seconds(5))
+                let back = ContinuousClock.now - resumed
+                #expect(back < .milliseconds(500), "recovered \(back) after SIGCONT (a \(seconds) s freeze)")
+            }
+            try waitUntil(timeout: .seconds(5), "audio to flow again") { try daemon.status()["isPlaying"] as? Bool == true }
+            Thread.sleep(forTimeInterval: 1)  // what follows the freeze, recorded
+            let clip = try recording.stop()
+            let sound = clip.slice(from: clip.firstNonSilentTime() ?? 0)
+            let gaps = sound.silentStretches(thresholdDB: -60, minMs: 20)
+            let longest = gaps.map { $0.upperBound - $0.lowerBound }.max() ?? 0
+            #expect(longest < 0.5, "silence of \(longest) s at the sink after a \(seconds) s freeze: \(gaps)")
+            #expect(sound.slice(from: sound.duration - 0.5).rmsDB() > -30, "no tone at the end of the recording")
+            let log = graph.logTail(lines: 400)
+            #expect(!log.contains("recreating the stream") && !log.contains("reactivating the stream"),
+                    "the stream was replaced for a frozen server")
+            events.stop()
+        }
+    }
+
     @Test("the daemon starts without PipeWire, serves its socket, and plays once PipeWire appears")
     func startsWithoutPipeWire() throws {
         try PipeWireGraph.withGraph { graph in

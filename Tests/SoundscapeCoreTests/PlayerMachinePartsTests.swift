@@ -31,10 +31,20 @@ import Testing
         #expect(ladder.tick(now: now).news == nil, "the failure is reported once per stall")
     }
 
+    @Test func aFrozenServerIsWaitedForAndItsAnswerWithoutAudioStartsTheSteps() {
+        var ladder = ReviveLadder(interval: .seconds(3))
+        ladder.serverUnresponsive()
+        #expect(ladder.state == .waitingForServer)
+        #expect(ladder.isWorking)
+        #expect(ladder.tick(now: origin + .seconds(60)).actions == [], "no step while the server does not answer")
+        // It answers, but our stream still runs no cycle: now the steps begin.
+        #expect(ladder.stalled(now: origin + .seconds(61)) == [.revive(.reactivate), .scheduleTick(at: origin + .seconds(64))])
+    }
+
     @Test func aResetEndsTheStall() {
         var ladder = ReviveLadder(interval: .seconds(3))
         _ = ladder.stalled(now: origin)
-        #expect(ladder.isReviving)
+        #expect(ladder.isWorking)
         ladder.reset()
         #expect(ladder.state == .idle)
         #expect(ladder.tick(now: origin + .seconds(10)).actions == [])

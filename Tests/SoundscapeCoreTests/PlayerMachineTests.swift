@@ -362,6 +362,27 @@ extension [PlayerMachine.Action] {
         #expect(driver.status.state == .stopped)
     }
 
+    @Test func aServerThatDoesNotAnswerIsWaitedForNotRevived() {
+        var driver = D.playing()
+        let actions = driver.send(.outputServerUnresponsive, after: .seconds(3))
+        #expect(actions == [.emit(.stalled, message: "PipeWire does not answer; waiting for it")])
+        #expect(driver.status.state == .recovering)
+        // Time passes: no step is taken against a frozen server.
+        #expect(driver.send(.tick, after: .seconds(10)) == [])
+        // It resumes and so do our cycles: recovered, nothing was torn down.
+        #expect(driver.send(.outputFlowing, after: .seconds(5)) == [.emit(.recovered, message: nil)])
+        #expect(driver.status.state == .playing)
+    }
+
+    @Test func aServerThatAnswersAgainWithoutAudioStartsTheWatchdogSteps() {
+        var driver = D.playing()
+        driver.send(.outputServerUnresponsive)
+        let stalledAt = driver.now + .seconds(4)
+        #expect(driver.send(.outputStalled, after: .seconds(4)) == [
+            .revive(.reactivate), .scheduleTick(at: stalledAt + .seconds(3)),
+        ])
+    }
+
     // MARK: Route
 
     @Test func routeChangeWhilePlayingIsAnnouncedButTheFirstRouteIsNot() {

@@ -30,6 +30,9 @@ int scs_node_add_listener(struct pw_node *node, struct spa_hook *listener,
 int scs_metadata_set_property(struct pw_metadata *metadata, uint32_t subject, const char *key,
                               const char *type, const char *value);
 
+/// `pw_core_sync` is a macro; returns the sequence number the core's `done` event will echo.
+int scs_core_sync(struct pw_core *core, uint32_t id, int seq);
+
 /// `SPA_POD_BUILDER_INIT` and the format builder are macros/inlines over a
 /// caller-owned buffer: builds an EnumFormat pod for interleaved F32 audio.
 /// `channels` is 1 or 2 (positions MONO or FL,FR). Returns NULL if `size` is too small.

@@ -67,7 +67,29 @@ public final class PipeWireOutput: AudioOutput, @unchecked Sendable {
     /// The sink we are asked to be linked to, and the node we last told WirePlumber about.
     private var target: String?
     private var targetAppliedTo: (node: UInt32, sink: String?)?
-    private var stalled = false
+    /// The progress watchdog's view of the stream (see `progressTimerFired`).
+    private var watch: Watch = .flowing
+    private var probeTimer: UnsafeMutablePointer<spa_source>!
+
+    private enum Watch: Equatable {
+        /// Cycles run (or the stream is not active).
+        case flowing
+        /// No cycle for the grace; a `sync` went out to see whether the server
+        /// answers. `reported` once `.serverUnresponsive` went out.
+        case probing(sequence: Int32, reported: Bool)
+        /// The server answers again after it did not: its cycles get a moment to resume.
+        case serverBack
+        /// The server answers and still no cycle runs: `.stalled` went out.
+        case stuck
+
+        /// Whether an event said audio had stopped, so its return is news (`.flowing`).
+        var reported: Bool {
+            switch self {
+            case .flowing, .probing(_, false): false
+            case .probing(_, true), .serverBack, .stuck: true
+            }
+        }
+    }
 
     public init(configuration: OutputConfiguration, logger: Logger,
                 events: AsyncStream<AudioOutputEvent>.Continuation) {
@@ -136,6 +158,9 @@ public final class PipeWireOutput: AudioOutput, @unchecked Sendable {
         reconnectTimer = scs_loop_add_timer(mainLoop, { data, _ in
             Unmanaged<PipeWireOutput>.fromOpaque(data!).takeUnretainedValue().reconnectTimerFired()
         }, userData)
+        probeTimer = scs_loop_add_timer(mainLoop, { data, _ in
+            Unmanaged<PipeWireOutput>.fromOpaque(data!).takeUnretainedValue().probeTimedOut()
+        }, userData)
         stallDeadline.timer = scs_loop_add_timer(mainLoop, { data, _ in
             Unmanaged<PipeWireOutput>.fromOpaque(data!).takeUnretainedValue().progressTimerFired()
         }, userData)
@@ -150,6 +175,7 @@ public final class PipeWireOutput: AudioOutput, @unchecked Sendable {
         scs_loop_destroy_source(mainLoop, stopTimer)
         scs_loop_destroy_source(mainLoop, reconnectTimer)
         scs_loop_destroy_source(mainLoop, stallDeadline.timer)
+        scs_loop_destroy_source(mainLoop, probeTimer)
         let (dataLoop, refillSource) = (self.dataLoop, self.refillSource)
         runBlocking(on: dataLoop) { scs_loop_destroy_source(dataLoop, refillSource) }
         pw_context_destroy(context)
@@ -358,7 +384,9 @@ public final class PipeWireOutput: AudioOutput, @unchecked Sendable {
         runBlocking(on: dataLoop) { renderer.applySilence() }
         updateRoute(nil)
         stallDeadline.disarm()
-        stalled = false
+        // The disconnect is the news now; a stall on the old connection is over.
+        watch = .flowing
+        disarm(probeTimer)
         if !wantRunning { disarm(stopTimer) }
     }
 
@@ -428,7 +456,7 @@ public final class PipeWireOutput: AudioOutput, @unchecked Sendable {
         }
         if notifications.contains(.refill) {
             for failure in voices.refill() { events.yield(.decodeFailed(failure)) }
-            if active && !stalled { armProgressWatch() }
+            if active && watch == .flowing { armProgressWatch() }
         }
         if notifications.contains(.progressed) {
             progressResumed()
@@ -477,33 +505,78 @@ public final class PipeWireOutput: AudioOutput, @unchecked Sendable {
 
     private func disarmProgressWatch() {
         stallDeadline.disarm()
-        if stalled {
-            stalled = false
-            events.yield(.flowing)
-        }
+        resetWatch()
     }
 
+    /// Back to `.flowing`, saying so if an event said otherwise.
+    private func resetWatch() {
+        disarm(probeTimer)
+        let wasReported = watch.reported
+        watch = .flowing
+        if wasReported { events.yield(.flowing) }
+    }
+
+    /// No refill for the stall grace. If cycles still ran after the last refill,
+    /// look again shortly (the grace counts from the last cycle, not the last
+    /// refill). Otherwise audio has stopped: before anything is torn down, find
+    /// out whether the server itself answers. A frozen server (SIGSTOP, a
+    /// debugger, an overloaded machine) resumes our stream as it was, and
+    /// replacing the stream meanwhile would only delay the sound when it does.
     private func progressTimerFired() {
         guard active else { return }
-        let frames = renderer.counters.frames
-        if frames != stallDeadline.framesWhenPushed {
-            armProgressWatch()
+        if renderer.counters.frames != stallDeadline.framesWhenPushed {
+            stallDeadline.push(after: Self.recheck)
             return
         }
-        if !stalled {
-            stalled = true
-            logger.warning("audio stalled: no cycle for \(configuration.stallGrace)")
+        switch watch {
+        case .flowing:
+            guard let connection else { return }
+            logger.warning("audio stalled: no cycle for \(configuration.stallGrace); asking PipeWire whether it answers")
+            watch = .probing(sequence: connection.syncServer(), reported: false)
+            arm(probeTimer, after: Self.recheck)
+        case .serverBack:
+            logger.warning("PipeWire answers, but our stream runs no cycle")
+            watch = .stuck
             events.yield(.stalled)
+        case .probing, .stuck:
+            break
         }
         // Let the RT thread tell us the moment a cycle runs again.
         renderer.watchForProgress()
     }
 
+    /// How soon to look again after a late cycle, and how long the server has to answer.
+    private static let recheck: Duration = .milliseconds(500)
+
+    /// The server did not echo the sync in time: it is not answering.
+    private func probeTimedOut() {
+        guard case .probing(let sequence, false) = watch else { return }
+        watch = .probing(sequence: sequence, reported: true)
+        logger.warning("PipeWire does not answer; waiting for it rather than replacing the stream")
+        events.yield(.serverUnresponsive)
+    }
+
+    /// The core echoed a sync (core `done`). If ours, the server answers: a stream
+    /// still without cycles is stuck on our side. A server that had stopped
+    /// answering first gets a moment to run its cycles again.
+    func serverAnswered(sequence: Int32) {
+        guard case .probing(let expected, let reported) = watch, sequence == expected else { return }
+        disarm(probeTimer)
+        if reported {
+            logger.info("PipeWire answers again")
+            watch = .serverBack
+            stallDeadline.push(after: Self.recheck)
+        } else {
+            logger.warning("PipeWire answers, but our stream runs no cycle")
+            watch = .stuck
+            events.yield(.stalled)
+        }
+    }
+
     private func progressResumed() {
-        guard stalled else { return }
-        stalled = false
+        guard watch != .flowing else { return }
         logger.info("audio flows again")
-        events.yield(.flowing)
+        resetWatch()
         if active { armProgressWatch() }
     }
 
@@ -553,6 +626,12 @@ private final class StallDeadline: @unchecked Sendable {
     func push() {
         frames.store(renderer.counters.frames, ordering: .relaxed)
         _ = scs_loop_update_timer(loop, timer, nanoseconds, 0)
+    }
+
+    /// Looks again after `delay` instead of the full grace.
+    func push(after delay: Duration) {
+        frames.store(renderer.counters.frames, ordering: .relaxed)
+        _ = scs_loop_update_timer(loop, timer, timerNanoseconds(delay), 0)
     }
 
     func disarm() {

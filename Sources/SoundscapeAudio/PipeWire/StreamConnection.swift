@@ -69,6 +69,12 @@ final class StreamConnection {
         }
     }
 
+    /// Asks the server to echo a `done` event once it has handled everything sent
+    /// before: the proof that the server itself answers. Returns the sequence number.
+    func syncServer() -> Int32 {
+        scs_core_sync(core, UInt32(PW_ID_CORE), 0)
+    }
+
     /// Replaces the stream with a new one on the same core (it starts inactive).
     func recreateStream(configuration: OutputConfiguration) throws(ConnectError) {
         stream.destroy()
@@ -104,6 +110,10 @@ final class StreamConnection {
         let events = UnsafeMutablePointer<pw_core_events>.allocate(capacity: 1)
         events.initialize(to: pw_core_events())
         events.pointee.version = UInt32(PW_VERSION_CORE_EVENTS)
+        events.pointee.done = { data, id, seq in
+            guard id == PW_ID_CORE else { return }
+            StreamConnection.connection(data).output.serverAnswered(sequence: seq)
+        }
         events.pointee.error = { data, id, _, result, message in
             let connection = StreamConnection.connection(data)
             let text = message.map { String(cString: $0) } ?? "error \(result)"

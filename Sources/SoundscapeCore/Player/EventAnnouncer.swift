@@ -24,6 +24,8 @@ struct EventAnnouncer: Sendable {
     /// What the machine knows when a state is published, for the event's reason and words.
     struct Situation {
         var stalled: Bool
+        /// The stall is the server's: it does not answer.
+        var serverUnresponsive = false
         var noUsableSink: Bool
         var serverUnavailable: Bool
         var disconnectReason: String?
@@ -80,6 +82,7 @@ struct EventAnnouncer: Sendable {
             if situation.stalled {
                 reason = .stalled
                 pending = .recovery
+                if situation.serverUnresponsive { message = "PipeWire does not answer; waiting for it" }
             } else if situation.noUsableSink {
                 reason = .routeChangeFailed
                 message = "no sink to play to; waiting for one"

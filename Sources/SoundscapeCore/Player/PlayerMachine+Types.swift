@@ -52,8 +52,11 @@ extension PlayerMachine {
         case routeChanged(String?)
         /// A soundscape could not be decoded; `fallback` is what to play instead, if anything.
         case decodeFailed(SoundscapeID, message: String, fallback: SoundscapeID?)
-        /// The output should play but no audio cycle ran for its grace period.
+        /// The output should play but no audio cycle ran for its grace period,
+        /// though the server answers.
         case outputStalled
+        /// No audio cycle ran, and the server does not answer either.
+        case outputServerUnresponsive
         /// Cycles run again after `outputStalled`.
         case outputFlowing
         /// The graph's sinks, default sink and calls changed.

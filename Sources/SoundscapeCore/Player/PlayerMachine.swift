@@ -78,7 +78,7 @@ public struct PlayerMachine: Sendable {
         }
         let causes = interruptions(now: now)
         if policy.pauses(causes) || causes.contains(.serverPaused) { return .interrupted }
-        if ladder.isReviving || policy.noUsableSink { return .recovering }
+        if ladder.isWorking || policy.noUsableSink { return .recovering }
         switch output {
         case .active(_, streaming: true, _):
             return .playing
@@ -172,6 +172,11 @@ public struct PlayerMachine: Sendable {
             // the start deadline covers.
             if case .active(_, streaming: true, _) = output, desired.wantsPlaying {
                 actions += ladder.stalled(now: now)
+            }
+
+        case .outputServerUnresponsive:
+            if case .active(_, streaming: true, _) = output, desired.wantsPlaying {
+                ladder.serverUnresponsive()
             }
 
         case .outputFlowing:
@@ -295,7 +300,8 @@ public struct PlayerMachine: Sendable {
         let causes = interruptions(now: now)
         let main = policy.mainCause(of: causes)
         return EventAnnouncer.Situation(
-            stalled: ladder.isReviving, noUsableSink: policy.noUsableSink, serverUnavailable: output == .unavailable,
+            stalled: ladder.isWorking, serverUnresponsive: ladder.state == .waitingForServer,
+            noUsableSink: policy.noUsableSink, serverUnavailable: output == .unavailable,
             disconnectReason: disconnectReason, interruption: (main, policy.describe(main)))
     }
 }

@@ -7,6 +7,10 @@
 struct ReviveLadder: Sendable {
     enum State: Sendable, Equatable {
         case idle
+        /// Audio stopped and the server does not answer (frozen, overloaded): no
+        /// step is taken, since nothing of ours is broken and replacing it would
+        /// only delay the sound once the server resumes.
+        case waitingForServer
         /// `step` was taken; the next is due at `nextStepAt`. `failureReported` once
         /// even a fresh connection did not help and `resumeFailed` went out.
         case reviving(step: PlayerMachine.ReviveStep, nextStepAt: ContinuousClock.Instant, failureReported: Bool)
@@ -19,11 +23,18 @@ struct ReviveLadder: Sendable {
         self.interval = interval
     }
 
-    var isReviving: Bool { state != .idle }
+    /// Audio has stopped, whatever the cause: the player is recovering.
+    var isWorking: Bool { state != .idle }
 
-    /// Audio stalled: take the first step, unless a stall is already being worked on.
+    /// Audio stopped, and the server does not answer: wait for it.
+    mutating func serverUnresponsive() {
+        if state == .idle { state = .waitingForServer }
+    }
+
+    /// Audio stalled while the server answers: take the first step, unless a
+    /// stall is already being worked on.
     mutating func stalled(now: ContinuousClock.Instant) -> [PlayerMachine.Action] {
-        guard state == .idle else { return [] }
+        guard state == .idle || state == .waitingForServer else { return [] }
         let next = now + interval
         state = .reviving(step: .reactivate, nextStepAt: next, failureReported: false)
         return [.revive(.reactivate), .scheduleTick(at: next)]

@@ -347,6 +347,7 @@ public actor Player {
         case .route(let route): apply(.routeChanged(route))
         case .graph(let facts): apply(.graphChanged(facts))
         case .stalled: apply(.outputStalled)
+        case .serverUnresponsive: apply(.outputServerUnresponsive)
         case .flowing: apply(.outputFlowing)
         case .decodeFailed(let error):
             logger.error("\(error)")
