@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import NIOPosix
 import TestSupport
 import Varlink
 #if canImport(Glibc)
@@ -102,7 +103,11 @@ struct ControlUnderLoad {
     /// sends GetStatus every `probeIntervalMs`; returns the probes' round trips
     /// (ms) from half a second before the work until it is done.
     private func probe(while work: @escaping @Sendable () async throws -> [Double]) async throws -> ([Double], [Double]) {
-        let client = try await daemon.connect()
+        // An event loop of its own: the work's replies (a list of 200 entries) are decoded on the
+        // bench's main client loop, which must not delay the probes' replies on our side.
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        defer { Task { try? await group.shutdownGracefully() } }
+        let client = try await VarlinkClient.connect(unixPath: daemon.socket, eventLoopGroup: group)
         defer { Task { await client.close() } }
         let interval = options.probeIntervalMs
         let method = "\(DaemonUnderTest.interface).GetStatus"

@@ -31,6 +31,10 @@ int scs_set_thread_name(unsigned long thread, const char *name) {
     return pthread_setname_np((pthread_t)thread, name);
 }
 
+pid_t scs_gettid(void) {
+    return gettid();
+}
+
 ssize_t scs_pread_nowait(int fd, void *buffer, size_t count, off_t offset) {
     struct iovec vector = { .iov_base = buffer, .iov_len = count };
     return preadv2(fd, &vector, 1, offset, RWF_NOWAIT);

@@ -104,7 +104,8 @@ public enum Daemon {
         let controlLogger = Logger(label: "soundscaped.control")
         let server = VarlinkServer(
             listener: listener,
-            interfaces: [PlayerInterface(player: player, hub: hub, subscriberQueueLimit: options.subscriberQueueLimit)],
+            interfaces: [PlayerInterface(player: player, hub: hub, worker: worker,
+                                         subscriberQueueLimit: options.subscriberQueueLimit)],
             info: .init(vendor: "soundscaped", product: "soundscaped", version: version,
                         url: "https://github.com/soundscaped/soundscaped"),
             eventLoopGroup: eventLoopGroup,

@@ -46,6 +46,18 @@ public struct SoundscapeCatalog: Sendable {
         }
     }
 
+    /// What a scan depends on: each location's directory (its entries) and
+    /// manifest, as the file system last changed them. Equal stamps mean a
+    /// scan would find the same catalog, so it need not read the directories.
+    public struct Stamp: Sendable, Equatable {
+        fileprivate var parts: [FileSystem.Change?]
+    }
+
+    public static func stamp(_ locations: Locations) -> Stamp {
+        let directories = [locations.builtin].compactMap { $0 } + locations.extra + [locations.user].compactMap { $0 }
+        return Stamp(parts: directories.flatMap { [FileSystem.change(of: $0), FileSystem.change(of: FileSystem.join($0, "manifest.json"))] })
+    }
+
     public static func scan(_ locations: Locations) -> SoundscapeCatalog {
         var catalog = SoundscapeCatalog(entries: [], defaultID: fallbackDefault)
         if let builtin = locations.builtin {

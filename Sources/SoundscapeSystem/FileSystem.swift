@@ -76,6 +76,23 @@ public enum FileSystem {
         return true
     }
 
+    /// When and how a file or directory last changed: enough to tell that it did.
+    public struct Change: Sendable, Equatable {
+        var device: UInt64
+        var inode: UInt64
+        var size: Int64
+        var seconds: Int
+        var nanoseconds: Int
+    }
+
+    /// `stat`'s identity and modification time of `path`, or nil if it is not there.
+    public static func change(of path: String) -> Change? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return Change(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
+                      seconds: info.st_mtim.tv_sec, nanoseconds: info.st_mtim.tv_nsec)
+    }
+
     public static func exists(_ path: String) -> Bool {
         access(path, F_OK) == 0
     }

@@ -12,12 +12,16 @@ import Glibc
 public final class WorkerThread: Sendable {
     private let queue: JobQueue
 
-    /// Starts the thread, named `name` (at most 15 characters show in top).
-    public init(name: String) {
+    /// Starts the thread, named `name` (at most 15 characters show in top), at
+    /// `niceness` (Linux: per thread): background work yields the CPU to the
+    /// event loop when both want it, so a client is answered first.
+    public init(name: String, niceness: Int32 = 5) {
         let queue = JobQueue()
         self.queue = queue
         BlockingThread.start(stackSize: 512 * 1024) {
             _ = scs_set_thread_name(UInt(pthread_self()), String(name.prefix(15)))
+            // PRIO_PROCESS with this thread's id sets the thread's nice value alone on Linux.
+            _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(scs_gettid()), niceness)
             queue.runUntilClosed()
         }
     }

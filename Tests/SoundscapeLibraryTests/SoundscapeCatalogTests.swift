@@ -46,6 +46,27 @@ let builtinFiles = [
 ]
 
 @Suite struct SoundscapeCatalogTests {
+    /// The stamp says when a scan could find something new: a file added,
+    /// removed or renamed, a manifest edited; not a file's contents.
+    @Test func theStampChangesExactlyWhenAScanCouldFindSomethingNew() throws {
+        let tree = try TemporaryTree()
+        let user = try tree.directory("user", files: ["a.opus": "x"])
+        let builtin = try tree.directory("builtin", files: ["manifest.json": #"{"soundscapes": []}"#])
+        let locations = SoundscapeCatalog.Locations(builtin: builtin, extra: [], user: user)
+        let first = SoundscapeCatalog.stamp(locations)
+        #expect(SoundscapeCatalog.stamp(locations) == first)
+        try Data("edited".utf8).write(to: URL(fileURLWithPath: user + "/a.opus"))
+        #expect(SoundscapeCatalog.stamp(locations) == first, "a file's contents are not the catalog's business")
+        try Data("y".utf8).write(to: URL(fileURLWithPath: user + "/b.opus"))
+        let added = SoundscapeCatalog.stamp(locations)
+        #expect(added != first)
+        try FileManager.default.moveItem(atPath: user + "/b.opus", toPath: user + "/c.opus")
+        let renamed = SoundscapeCatalog.stamp(locations)
+        #expect(renamed != added)
+        try Data(#"{"soundscapes": [], "default": "a"}"#.utf8).write(to: URL(fileURLWithPath: builtin + "/manifest.json"))
+        #expect(SoundscapeCatalog.stamp(locations) != renamed, "a manifest edited in place")
+    }
+
     @Test func builtinManifestKeepsOrderTitlesGainsAndDefault() throws {
         let tree = try TemporaryTree()
         let builtin = try tree.directory("builtin", files: builtinFiles)

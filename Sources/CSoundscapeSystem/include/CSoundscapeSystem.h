@@ -20,6 +20,9 @@ int scs_spawn_addchdir(posix_spawn_file_actions_t *actions, const char *path);
 /// `pthread_setname_np` on a thread given as its `pthread_t` value (at most 15 characters).
 int scs_set_thread_name(unsigned long thread, const char *name);
 
+/// `gettid`: the calling thread's id (for per-thread `setpriority`).
+pid_t scs_gettid(void);
+
 /// `preadv2` with `RWF_NOWAIT`: reads only what the page cache holds, never waits
 /// for the disk (-1 with EAGAIN instead), so PipeWire's data thread may call it.
 ssize_t scs_pread_nowait(int fd, void *buffer, size_t count, off_t offset);

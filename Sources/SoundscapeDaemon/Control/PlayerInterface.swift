@@ -1,5 +1,7 @@
 import SoundscapeCore
 import SoundscapeLibrary
+import SoundscapeSystem
+import Synchronization
 import Varlink
 
 /// `io.soundscaped.Player` on the control socket: translates calls into
@@ -9,8 +11,11 @@ struct PlayerInterface: VarlinkInterface {
     let description = PlayerInterfaceDefinition.idl
     let player: Player
     let hub: EventHub
+    /// Large replies (the soundscape list) are encoded here, off the event loop.
+    let worker: WorkerThread
     /// Events a subscriber may fall behind before it is dropped.
     let subscriberQueueLimit: Int
+    let listEncoding = ListEncoding()
 
     func handle(_ call: VarlinkCall) async throws {
         switch call.unqualifiedMethod {
@@ -48,9 +53,7 @@ struct PlayerInterface: VarlinkInterface {
         case "ListSoundscapes":
             try call.parameters.rejectUnknown(allowed: [])
             let (entries, defaultID) = await player.soundscapes()
-            try await call.reply(SoundscapeList(
-                soundscapes: entries.map { SoundscapeInfo(entry: $0, isDefault: $0.id == defaultID) },
-                default: defaultID.rawValue))
+            try await call.reply(preEncoded: try await listEncoding.encoded(entries, defaultID: defaultID, on: worker))
 
         case "GetPreferences":
             try call.parameters.rejectUnknown(allowed: [])
@@ -146,5 +149,26 @@ enum PlayerErrors {
         case .noSuchSoundscape(let id): noSuchSoundscape(id.rawValue)
         case .decodeFailed(let failure): decodeFailed(failure.soundscape.rawValue, reason: failure.reason)
         }
+    }
+}
+
+/// The `ListSoundscapes` reply, encoded on the worker thread (hundreds of
+/// entries take milliseconds: long enough to delay every other client of the
+/// event loop) and kept until the catalog changes.
+final class ListEncoding: Sendable {
+    private let last = Mutex<(entries: [SoundscapeEntry], defaultID: SoundscapeID, encoded: VarlinkEncodedParameters)?>(nil)
+
+    func encoded(_ entries: [SoundscapeEntry], defaultID: SoundscapeID,
+                 on worker: WorkerThread) async throws -> VarlinkEncodedParameters {
+        if let cached = last.withLock({ $0 }), cached.defaultID == defaultID, cached.entries == entries {
+            return cached.encoded
+        }
+        let encoded = try await worker.run {
+            Result { try VarlinkEncodedParameters(SoundscapeList(
+                soundscapes: entries.map { SoundscapeInfo(entry: $0, isDefault: $0.id == defaultID) },
+                default: defaultID.rawValue)) }
+        }.get()
+        last.withLock { $0 = (entries, defaultID, encoded) }
+        return encoded
     }
 }

@@ -2,12 +2,16 @@ import SoundscapeAudio
 import SoundscapeCore
 import SoundscapeLibrary
 import SoundscapeSystem
+import Synchronization
 
 /// Scans the soundscape directories and opens soundscape files, on the worker
 /// thread. Opening one validates its Ogg pages and hashes it whole (the PCM
 /// cache's key): tens of milliseconds for a long user recording, which must
 /// never hold up the event loop that answers the control socket.
-struct SoundscapeLoader: Sendable {
+///
+/// A scan is redone only when a directory or manifest changed (`SoundscapeCatalog.Stamp`):
+/// listing 200 files again for every `list` would cost milliseconds of CPU each time.
+final class SoundscapeLoader: Sendable {
     enum Failure: Error, Sendable, Equatable {
         case noSuchSoundscape(SoundscapeID)
         case decodeFailed(SoundscapeDecodeError)
@@ -15,18 +19,34 @@ struct SoundscapeLoader: Sendable {
 
     let locations: SoundscapeCatalog.Locations
     let worker: WorkerThread
+    /// The last scan and what it depended on; touched on the worker thread only.
+    private let last = Mutex<(stamp: SoundscapeCatalog.Stamp, catalog: SoundscapeCatalog)?>(nil)
 
-    /// A fresh scan of every location.
-    func scan() async -> SoundscapeCatalog {
-        await worker.run { [locations] in SoundscapeCatalog.scan(locations) }
+    init(locations: SoundscapeCatalog.Locations, worker: WorkerThread) {
+        self.locations = locations
+        self.worker = worker
     }
 
-    /// Scans again (the file may be new, or gone) and opens `id`.
+    /// The catalog as the directories are now.
+    func scan() async -> SoundscapeCatalog {
+        await worker.run { [self] in current() }
+    }
+
+    /// The catalog as it is now (the file may be new, or gone), and `id` opened.
     func load(_ id: SoundscapeID) async -> (catalog: SoundscapeCatalog, result: Result<SoundscapeData, Failure>) {
-        await worker.run { [locations] in
-            let catalog = SoundscapeCatalog.scan(locations)
+        await worker.run { [self] in
+            let catalog = current()
             return (catalog, Self.open(id, in: catalog))
         }
+    }
+
+    /// On the worker thread: the last scan while nothing it read has changed, else a new one.
+    private func current() -> SoundscapeCatalog {
+        let stamp = SoundscapeCatalog.stamp(locations)
+        if let last = last.withLock({ $0 }), last.stamp == stamp { return last.catalog }
+        let catalog = SoundscapeCatalog.scan(locations)
+        last.withLock { $0 = (stamp, catalog) }
+        return catalog
     }
 
     /// Opens `id` from an existing scan (on the calling thread: call it on the worker).
