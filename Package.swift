@@ -1,9 +1,5 @@
 // swift-tools-version:6.0
-import Foundation
 import PackageDescription
-
-/// Absolute, because the linker does not run in the package directory.
-let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().path
 
 let package = Package(
     name: "soundscaped",
@@ -89,25 +85,10 @@ let package = Package(
                 "SoundscapeDaemon", "SoundscapeAudio", "SoundscapeCore", "SoundscapeSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-            ],
-            linkerSettings: [
-                // A smaller resident set for a process that runs for days (numbers in docs/performance.md):
-                // - no exported symbols (packaging/soundscaped.exports);
-                // - lld, so that the functions the daemon runs are laid out together
-                //   (packaging/soundscaped.order and, for code without a symbol,
-                //   packaging/soundscaped-unnamed.ld, both made by scripts/order-file), and relative
-                //   relocations packed (DT_RELR, glibc 2.36 = Debian 12);
-                // - libstdc++ linked statically (packaging/link/libstdc++.so says how).
-                .unsafeFlags([
-                    "-use-ld=lld",
-                    "-L\(packageRoot)/packaging/link",
-                    "-Xlinker", "--version-script=\(packageRoot)/packaging/soundscaped.exports",
-                    "-Xlinker", "--symbol-ordering-file=\(packageRoot)/packaging/soundscaped.order",
-                    "-Xlinker", "--no-warn-symbol-ordering",
-                    "-Xlinker", "-T", "-Xlinker", "\(packageRoot)/packaging/soundscaped-unnamed.ld",
-                    "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
-                ], .when(platforms: [.linux], configuration: .release)),
             ]
+            // The release link that makes the daemon small (a code layout, lld, no exported symbols,
+            // static libstdc++) is packaging/release/build's business: no unsafe flags here, and a
+            // plain `swift build -c release` builds a working daemon.
         ),
         .executableTarget(
             name: "soundscapectl",

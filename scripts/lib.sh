@@ -12,27 +12,11 @@ TEST_PACKAGES=(sox opus-tools python3 python3-venv procps)
 SWIFT_PACKAGES=(binutils git gnupg2 libc6-dev libcurl4-openssl-dev libedit2 libgcc-12-dev libpython3-dev
                 libsqlite3-0 libstdc++-12-dev libxml2-dev libz3-dev tzdata unzip zlib1g-dev curl ca-certificates)
 SWIFT_VERSION=6.3.1
-# How releases are built: the Swift runtime linked in (no libswiftCore,
-# libFoundationEssentials … mapped from /opt/swift), code optimised for size,
-# and every function in its own section, so that the link can put the ones the
-# daemon runs together (packaging/soundscaped.order). Together they take about
-# 10 MB off the daemon's resident memory; the measurements are in docs/performance.md.
-RELEASE_FLAGS=(-c release --static-swift-stdlib -Xswiftc -Osize
-               -Xswiftc -Xfrontend -Xswiftc -function-sections -Xcc -ffunction-sections)
-
-# build_release [swift build arguments...]: builds with RELEASE_FLAGS and sets
-# RELEASE_BIN. SwiftPM does not recompile what it built before when only
-# -Xswiftc/-Xcc flags change, so a release folder built with other flags is
-# removed first (its flags are kept in a stamp file beside it).
+# build_release [swift build arguments...]: the release build (packaging/release/build,
+# which owns its flags and generated layout) and RELEASE_BIN, where it puts the binaries.
 build_release() {
-    RELEASE_BIN=$(swift build "${RELEASE_FLAGS[@]}" --package-path "$ROOT" --show-bin-path)
-    local stamp=$RELEASE_BIN.flags
-    if [ -d "$RELEASE_BIN" ] && [ "$(cat "$stamp" 2>/dev/null)" != "${RELEASE_FLAGS[*]}" ]; then
-        say "Release flags changed: rebuilding $RELEASE_BIN from scratch"
-        rm -rf "$RELEASE_BIN"
-    fi
-    swift build "${RELEASE_FLAGS[@]}" --package-path "$ROOT" "$@"
-    printf '%s' "${RELEASE_FLAGS[*]}" > "$stamp"
+    RELEASE_BIN=$("$ROOT/packaging/release/build" --show-bin-path)
+    "$ROOT/packaging/release/build" "$@"
 }
 
 say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }

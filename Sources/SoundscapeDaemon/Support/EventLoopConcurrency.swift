@@ -1,4 +1,8 @@
-#if compiler(>=6.3)
+// The executor factory is SPI, and SPI may change in any release: it is used only
+// with the compilers it was tested with (6.3.x). Any other compiler takes the public
+// path — libdispatch's pool, and swift-service-lifecycle's signal handling — which
+// costs about one wake-up a second (the pool's monitor) and changes nothing else.
+#if compiler(>=6.3) && !compiler(>=6.4)
 @_spi(ExperimentalCustomExecutors) @_spi(ExperimentalScheduling) import _Concurrency
 #endif
 import NIOCore
@@ -24,7 +28,7 @@ public enum EventLoopConcurrency {
     /// from the main thread, before any task exists. Returns false on a toolchain
     /// without the executor factory, where nothing changes.
     public static func install(threads: Int = 1) -> Bool {
-        #if compiler(>=6.3)
+        #if compiler(>=6.3) && !compiler(>=6.4)
         guard installed.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else {
             return true
         }
@@ -45,7 +49,7 @@ public enum EventLoopConcurrency {
     private static let installed = Atomic(false)
 }
 
-#if compiler(>=6.3)
+#if compiler(>=6.3) && !compiler(>=6.4)
 private enum EventLoopExecutorFactory: ExecutorFactory {
     static let executor = EventLoopTaskExecutor(group: MultiThreadedEventLoopGroup.singleton)
 
