@@ -15,47 +15,24 @@ import SoundscapeStore
 import SoundscapeSystem
 import Varlink
 
-/// Everything the daemon needs to know, resolved from flags and environment.
-public struct DaemonOptions: Sendable {
-    public var socketPath: String
-    public var stateDirectory: String
-    public var soundscapes: SoundscapeCatalog.Locations
-    public var logLevel: Logger.Level
-    public var output: OutputConfiguration
-    /// Events a subscriber may fall behind before it is dropped.
-    public var subscriberQueueLimit: Int
-    /// The signer host to keep alive, if any.
-    public var signer: SignerConfiguration?
-    /// Whether the pages only startup touched are unmapped once the daemon is up (`StartupPages`).
-    public var releaseStartupPages: Bool
-
-    public init(socketPath: String, stateDirectory: String, soundscapes: SoundscapeCatalog.Locations,
-                logLevel: Logger.Level = .info, output: OutputConfiguration = OutputConfiguration(),
-                subscriberQueueLimit: Int = 256, signer: SignerConfiguration? = nil,
-                releaseStartupPages: Bool = true) {
-        self.signer = signer
-        self.releaseStartupPages = releaseStartupPages
-        self.socketPath = socketPath
-        self.stateDirectory = stateDirectory
-        self.soundscapes = soundscapes
-        self.logLevel = logLevel
-        self.output = output
-        self.subscriberQueueLimit = subscriberQueueLimit
-    }
-}
-
 /// Builds the daemon's parts and runs them in one ServiceGroup until SIGTERM/SIGINT.
 public enum Daemon {
-    public static let version = "0.1.0"
+    public static let version = SoundscapedVersion.string
+    /// Events a subscriber may fall behind before it is dropped.
+    static let subscriberQueueLimit = 256
 
-    /// `signals` says who turns SIGTERM/SIGINT into a graceful shutdown. The sockets
-    /// and the signer's pipes share the event loop Swift concurrency runs on when
-    /// `EventLoopConcurrency` is installed, else get a one-thread group of their own.
-    public static func run(options: DaemonOptions, environment: [String: String],
-                           signals: ShutdownSignals = .serviceLifecycle) async throws {
+    /// Runs with `settings`, made from `commandLine` (kept for reloads). `signals`
+    /// carries the requests the main thread makes of SIGTERM/SIGINT (shutdown)
+    /// and SIGHUP (reload). The sockets and the signer's pipes share the event
+    /// loop Swift concurrency runs on when `EventLoopConcurrency` is installed,
+    /// else get a one-thread group of their own.
+    public static func run(settings: DaemonSettings, commandLine: CommandLineOptions, environment: [String: String],
+                           executablePath: String, signals: DaemonSignals) async throws {
+        let options = settings
         let journal = DaemonLogHandler.stderrIsJournal(environment: environment)
+        DaemonLogHandler.level = settings.logLevel
         LoggingSystem.bootstrap { label in
-            DaemonLogHandler(label: label, level: options.logLevel, journal: journal)
+            DaemonLogHandler(label: label, journal: journal)
         }
         let logger = Logger(label: "soundscaped")
         // Socket activation first, and its variables out of the environment before any
@@ -90,10 +67,11 @@ public enum Daemon {
         let hub = EventHub(initialStatus: nil)
         let ownGroup = EventLoopConcurrency.isInstalled ? nil : MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let eventLoopGroup: any EventLoopGroup = ownGroup ?? EventLoopConcurrency.eventLoopGroup
-        let signerHost = try options.signer.map {
-            try SignerHost(configuration: $0, baseEnvironment: environment, socketPath: options.socketPath, hub: hub,
-                           eventLoopGroup: eventLoopGroup, logger: Logger(label: "soundscaped.signer"))
+        let makeSignerHost: @Sendable (SignerConfiguration) throws -> SignerHost = { configuration in
+            try SignerHost(configuration: configuration, baseEnvironment: environment, socketPath: options.socketPath,
+                           hub: hub, eventLoopGroup: eventLoopGroup, logger: Logger(label: "soundscaped.signer"))
         }
+        let signerHost = try options.signer.map(makeSignerHost)
         // Files, SQLite: everything that may wait for a disk runs here, never on the event loop.
         let worker = WorkerThread(name: "soundscaped-io")
         let player = Player(.init(output: output, outputEvents: outputEvents, outputEventSink: outputSink, store: store,
@@ -101,21 +79,25 @@ public enum Daemon {
                                   logger: Logger(label: "soundscaped.player")),
                             signerHost: signerHost)
 
-        let controlLogger = Logger(label: "soundscaped.control")
-        let server = VarlinkServer(
-            listener: listener,
-            interfaces: [PlayerInterface(player: player, hub: hub, worker: worker,
-                                         subscriberQueueLimit: options.subscriberQueueLimit)],
-            info: .init(vendor: "soundscaped", product: "soundscaped", version: version,
-                        url: "https://github.com/soundscaped/soundscaped"),
-            eventLoopGroup: eventLoopGroup,
-            logger: { controlLogger.warning("\($0)") })
         let systemd = SystemdNotifierService(environment: environment, logger: Logger(label: "soundscaped.systemd")) {
             [player] in
             // Only our own loops: PipeWire being away is reported in STATUS, never by withholding
             // pings, since a restart cannot bring it back.
             await PlayerHealth.firstAnswer(within: .seconds(2)) { await player.ping() } ?? false
         }
+        let reloader = Reloader(settings: settings, commandLine: commandLine, environment: environment,
+                                executablePath: executablePath, player: player, output: output, systemd: systemd,
+                                logger: Logger(label: "soundscaped.reload"), makeSignerHost: makeSignerHost)
+
+        let controlLogger = Logger(label: "soundscaped.control")
+        let server = VarlinkServer(
+            listener: listener,
+            interfaces: [PlayerInterface(player: player, hub: hub, worker: worker,
+                                         subscriberQueueLimit: subscriberQueueLimit, reloader: reloader)],
+            info: .init(vendor: "soundscaped", product: "soundscaped", version: version,
+                        url: "https://github.com/soundscaped/soundscaped"),
+            eventLoopGroup: eventLoopGroup,
+            logger: { controlLogger.warning("\($0)") })
         let socketPath = options.socketPath
         let control = ControlService(server: server) {
             controlLogger.info("listening", metadata: ["socket": "\(socketPath)"])
@@ -124,7 +106,10 @@ public enum Daemon {
             if options.releaseStartupPages { StartupPages.release(logger: controlLogger) }
         }
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+            // First, so it is the last to stop; its ending (a signal) shuts the group down.
+            .init(service: ShutdownRequestService(request: signals.shutdown), successTerminationBehavior: .gracefullyShutdownGroup),
             .init(service: PlayerService(player: player)), .init(service: control),
+            .init(service: ReloadService(request: signals.reload, reloader: reloader)),
         ]
         if SystemdNotifier(environment: environment, logger: logger).isEnabled {
             services.append(.init(service: StatusLineService(hub: hub, systemd: systemd)))
@@ -132,16 +117,7 @@ public enum Daemon {
         // Last: the group stops services in reverse order, so STOPPING=1 goes out first.
         services.append(.init(service: systemd))
 
-        if case .external(let request) = signals {
-            // First, so it is the last to stop; its ending (a signal) shuts the group down.
-            services.insert(.init(service: ShutdownRequestService(request: request),
-                                  successTerminationBehavior: .gracefullyShutdownGroup), at: 0)
-        }
-        let libraryHandlesSignals = if case .serviceLifecycle = signals { true } else { false }
-        let group = ServiceGroup(configuration: .init(
-            services: services,
-            gracefulShutdownSignals: libraryHandlesSignals ? [.sigterm, .sigint] : [],
-            logger: logger))
+        let group = ServiceGroup(configuration: .init(services: services, gracefulShutdownSignals: [], logger: logger))
         // First: the command line, the store, the catalog, the loader (see StartupPages).
         if options.releaseStartupPages { StartupPages.release(logger: logger) }
         do {

@@ -64,6 +64,8 @@ struct Control {
             return "cannot play '\(parameters["soundscape"]?.stringValue ?? "?")': \(parameters["reason"]?.stringValue ?? "decode error")"
         case "\(interface).InvalidPreference":
             return parameters["reason"]?.stringValue ?? "invalid preference"
+        case "\(interface).InvalidConfiguration":
+            return "the config file was refused; the daemon keeps its settings: \(parameters["reason"]?.stringValue ?? "?")"
         case "\(interface).SubscriberTooSlow":
             return "the daemon dropped this event stream because it was read too slowly"
         case "org.varlink.service.InvalidParameter":
@@ -95,6 +97,17 @@ struct Control {
         try await statusCall("GetStatus")
     }
 
+    /// The config file read again; what changed.
+    func reload() async throws -> [String] {
+        try await client.call("\(Self.interface).Reload", parameters: [String: JSONValue](),
+                              returning: ReloadReply.self).changes
+    }
+
+    /// The daemon's version, from `org.varlink.service.GetInfo`.
+    func daemonVersion() async throws -> String? {
+        try await client.call("org.varlink.service.GetInfo", parameters: [String: JSONValue]())["version"]?.stringValue
+    }
+
     func soundscapes() async throws -> SoundscapeListReply {
         try await client.call("\(Self.interface).ListSoundscapes", parameters: [String: JSONValue](),
                               returning: SoundscapeListReply.self)
@@ -114,6 +127,10 @@ struct Control {
     private func statusCall(_ method: String, _ parameters: [String: JSONValue] = [:]) async throws -> PlayerStatus {
         try await client.call("\(Self.interface).\(method)", parameters: parameters, returning: StatusReply.self).status
     }
+}
+
+struct ReloadReply: Decodable, Sendable {
+    let changes: [String]
 }
 
 struct StatusReply: Decodable, Sendable {

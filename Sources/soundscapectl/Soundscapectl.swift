@@ -10,8 +10,8 @@ struct Soundscapectl: AsyncParsableCommand {
             Exit status: 0 success; 1 the daemon refused or the request failed; \
             2 the daemon is not reachable.
             """,
-        version: "0.1.0",
-        subcommands: [Play.self, Pause.self, Stop.self, VolumeCommand.self, Status.self, List.self, Events.self, Health.self, SetPreference.self, ShowPreferences.self])
+        version: SoundscapedVersion.string,
+        subcommands: [Play.self, Pause.self, Stop.self, VolumeCommand.self, Status.self, Reload.self, List.self, Events.self, Health.self, SetPreference.self, ShowPreferences.self])
 }
 
 /// Options every subcommand shares.
@@ -113,7 +113,24 @@ struct Status: AsyncParsableCommand {
                 print(try await control.rawCall("GetStatus")["status"].map(Output.json) ?? "null")
             } else {
                 Output.describe(try await control.status())
+                let daemon = try await control.daemonVersion() ?? "?"
+                print("Version".padded(to: 12) + (daemon == SoundscapedVersion.string
+                    ? daemon : "soundscaped \(daemon), soundscapectl \(SoundscapedVersion.string)"))
             }
+        }
+    }
+}
+
+struct Reload: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Make the daemon read its config file again (as SIGHUP does).",
+        discussion: "Prints what changed and when each change takes effect. A file that does not parse is refused with its line named (exit status 1); the daemon keeps its settings.")
+    @OptionGroup var connection: ConnectionOptions
+
+    func run() async throws {
+        try await Control.session(connection) { control in
+            let changes = try await control.reload()
+            print(changes.isEmpty ? "Reloaded: nothing changed" : "Reloaded:\n" + changes.map { "  \($0)" }.joined(separator: "\n"))
         }
     }
 }

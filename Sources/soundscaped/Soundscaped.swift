@@ -14,16 +14,18 @@ import SoundscapeSystem
 
 struct Soundscaped: AsyncParsableCommand {
     /// Set by main.swift before the command runs.
-    nonisolated(unsafe) static var signals = ShutdownSignals.serviceLifecycle
+    nonisolated(unsafe) static var signals = DaemonSignals()
 
     static let configuration = CommandConfiguration(
         commandName: "soundscaped",
         abstract: "Keep-alive soundscape service: plays looping ambient soundscapes through PipeWire.",
         discussion: """
             Runs in the foreground; control it with soundscapectl. The saved volume, soundscape \
-            and playing state are restored on start: if it was playing when it stopped, it plays again.
+            and playing state are restored on start: if it was playing when it stopped, it plays again. \
+            SIGHUP reads the config file again (see soundscaped.conf(5) and docs/configuration.md); \
+            SIGTERM and SIGINT fade out and stop; SIGUSR1, SIGUSR2 and SIGPIPE are ignored.
             """,
-        version: Daemon.version)
+        version: SoundscapedVersion.string)
 
     @Option(help: ArgumentHelp(
         "Control socket path.",
@@ -54,8 +56,8 @@ struct Soundscaped: AsyncParsableCommand {
         valueName: "MiB"))
     var cacheSize: Int?
 
-    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
-    var logLevel: String = "info"
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical (default info).")
+    var logLevel: String?
 
     @Option(name: .customLong("latency-frames"), help: ArgumentHelp(
         "Requested PipeWire quantum in frames at 48 kHz (node.latency); larger means fewer wake-ups.",
@@ -63,7 +65,7 @@ struct Soundscaped: AsyncParsableCommand {
     var latencyFrames: Int = 2048
 
     @Option(help: ArgumentHelp(
-        "Config file (see docs/configuration.md).",
+        "Config file (see soundscaped.conf(5), docs/configuration.md).",
         discussion: "Default: $XDG_CONFIG_HOME/soundscaped/soundscaped.conf, else ~/.config/soundscaped/soundscaped.conf; a missing default file is fine.",
         valueName: "file"))
     var config: String?
@@ -114,7 +116,7 @@ struct Soundscaped: AsyncParsableCommand {
     var keepStartupPages = false
 
     func validate() throws {
-        guard Logger.Level(rawValue: logLevel) != nil else {
+        if let logLevel, Logger.Level(rawValue: logLevel) == nil {
             throw ValidationError("unknown log level '\(logLevel)'")
         }
         guard (64...8192).contains(latencyFrames) else {
@@ -125,123 +127,37 @@ struct Soundscaped: AsyncParsableCommand {
         }
     }
 
+    /// The flags as given, for the daemon to resolve now and again on every reload.
+    var commandLine: CommandLineOptions {
+        var options = CommandLineOptions()
+        options.socket = socket
+        options.stateDirectory = stateDirectory
+        options.soundscapeDirectories = soundscapeDirectories
+        options.cacheDirectory = cacheDirectory
+        options.cacheSize = cacheSize
+        options.logLevel = logLevel
+        options.latencyFrames = latencyFrames
+        options.config = config
+        options.signerCommand = signerCommand
+        options.signerDirectory = signerDirectory
+        options.signerEnvironment = signerEnvironment
+        options.signerKeepRunning = signerKeepRunning
+        options.signerStopTimeout = signerStopTimeout
+        options.signerLivenessTimeout = signerLivenessTimeout
+        options.signerRestartDelay = signerRestartDelay
+        options.signerCrashLimit = signerCrashLimit
+        options.interruptionRoles = interruptionRoles
+        options.voipApplications = voipApplications
+        options.keepStartupPages = keepStartupPages
+        return options
+    }
+
     func run() async throws {
         let environment = FileSystem.environment()
-        guard let socketPath = DaemonPaths.socket(explicit: socket, environment: environment) else {
-            throw ValidationError("XDG_RUNTIME_DIR is not set: pass --socket PATH or set SOUNDSCAPED_SOCKET")
-        }
-        guard let stateDirectory = DaemonPaths.stateDirectory(explicit: stateDirectory, environment: environment) else {
-            throw ValidationError("neither XDG_STATE_HOME nor HOME is set: pass --state-dir DIR")
-        }
-        var output = OutputConfiguration()
-        output.latencyFrames = latencyFrames
-        switch cacheDirectory {
-        case "none": output.pcmCacheDirectory = nil
-        case let explicit? where !explicit.isEmpty: output.pcmCacheDirectory = explicit
-        default: output.pcmCacheDirectory = DaemonPaths.cacheDirectory(environment: environment).map { $0 + "/pcm" }
-        }
-        if let cacheSize { output.pcmCacheBudgetBytes = Int64(cacheSize) << 20 }
-        let file = try configFile(environment: environment)
-        let signer = try signerConfiguration(file: file)
-        if let roles = interruptionRoles.map(ConfigFile.list) ?? file.interruptionRoles {
-            output.callDetection.roles = roles
-        }
-        if let apps = voipApplications.map(ConfigFile.list) ?? file.voipApplications {
-            output.callDetection.applications = apps
-        }
         let executable = FileSystem.linkTarget("/proc/self/exe") ?? CommandLine.arguments[0]
-        let options = DaemonOptions(
-            socketPath: socketPath,
-            stateDirectory: stateDirectory,
-            soundscapes: .standard(extra: soundscapeDirectories, environment: environment, executablePath: executable),
-            logLevel: Logger.Level(rawValue: logLevel) ?? .info,
-            output: output,
-            signer: signer,
-            releaseStartupPages: !keepStartupPages)
-        try await Daemon.run(options: options, environment: environment, signals: Self.signals)
-    }
-
-    /// The config file (empty when the default one does not exist). A bad file refuses to start.
-    private func configFile(environment: [String: String]) throws -> ConfigFile {
-        var file = ConfigFile()
-        let path: String?
-        if let config {
-            path = config
-        } else if let home = environment["XDG_CONFIG_HOME"], home.hasPrefix("/") {
-            path = home + "/soundscaped/soundscaped.conf"
-        } else if let home = environment["HOME"], home.hasPrefix("/") {
-            path = home + "/.config/soundscaped/soundscaped.conf"
-        } else {
-            path = nil
-        }
-        if let path {
-            if let text = FileSystem.text(of: path) {
-                do {
-                    file = try ConfigFile(parsing: text)
-                } catch {
-                    throw ConfigurationError("\(path): \(error)")
-                }
-            } else if config != nil {
-                throw ConfigurationError("cannot read the config file \(path)")
-            }
-        }
-        return file
-    }
-
-    /// The signer host from the config file, with command-line flags taking precedence.
-    private func signerConfiguration(file: ConfigFile) throws -> SignerConfiguration? {
-        var command = file.signerCommand
-        if let signerCommand {
-            do {
-                command = try ShellWords.split(signerCommand)
-            } catch {
-                throw ConfigurationError("--signer-command: \(error)")
-            }
-            guard command?.isEmpty == false else { throw ConfigurationError("--signer-command is empty") }
-        }
-        guard let command else { return nil }
-        var configuration = SignerConfiguration(command: command)
-        configuration.workingDirectory = signerDirectory ?? file.signerDirectory
-        configuration.environment = file.signerEnvironment
-        for assignment in signerEnvironment {
-            guard let equals = assignment.firstIndex(of: "="), equals != assignment.startIndex else {
-                throw ConfigurationError("--signer-env expects NAME=VALUE, got '\(assignment)'")
-            }
-            configuration.environment[String(assignment[..<equals])] = String(assignment[assignment.index(after: equals)...])
-        }
-        configuration.keepRunningWhenStopped = signerKeepRunning || (file.signerKeepRunning ?? false)
-        do {
-            if let signerStopTimeout {
-                configuration.stopTimeout = try ConfigFile.seconds(signerStopTimeout, key: "--signer-stop-timeout", line: 0)
-            } else if let timeout = file.signerStopTimeout {
-                configuration.stopTimeout = timeout
-            }
-            if let signerRestartDelay {
-                configuration.restartDelay = try ConfigFile.seconds(signerRestartDelay, key: "--signer-restart-delay", line: 0)
-            } else if let delay = file.signerRestartDelay {
-                configuration.restartDelay = delay
-            }
-            if let limit = signerCrashLimit ?? file.signerCrashLimit {
-                guard (1...1000).contains(limit) else { throw ConfigurationError("--signer-crash-limit must be from 1 to 1000") }
-                configuration.crashLoopLimit = limit
-            }
-            if let signerLivenessTimeout {
-                configuration.livenessTimeout = try ConfigFile.seconds(signerLivenessTimeout, key: "--signer-liveness-timeout", line: 0)
-            } else {
-                configuration.livenessTimeout = file.signerLivenessTimeout
-            }
-        } catch let error as ConfigFile.ParseError {
-            throw ConfigurationError(error.message)
-        }
-        return configuration
-    }
-}
-
-/// A bad config file or signer option: the daemon refuses to start (exit status 1), naming the problem.
-struct ConfigurationError: Error, CustomStringConvertible {
-    let description: String
-
-    init(_ description: String) {
-        self.description = description
+        let commandLine = self.commandLine
+        let settings = try DaemonSettings.resolve(commandLine, environment: environment, executablePath: executable)
+        try await Daemon.run(settings: settings, commandLine: commandLine, environment: environment,
+                             executablePath: executable, signals: Self.signals)
     }
 }

@@ -33,16 +33,21 @@ public final class PCMCache: Sendable {
     static func reserve(ofFileSystemBytes total: Int64) -> Int64 { max(total / 20, 16 << 20) }
 
     public let directory: String
-    /// Bytes all cache files together may take.
-    public let budgetBytes: Int64
+    /// Bytes all cache files together may take (a reload may change it).
+    public var budgetBytes: Int64 { budget.load(ordering: .relaxed) }
+    private let budget: Atomic<Int64>
     private let logger: Logger
     /// Paths being built right now, so a soundscape played twice builds once.
     private let building = Mutex<Set<String>>([])
 
     public init(directory: String, budgetBytes: Int64 = PCMCache.defaultBudgetBytes, logger: Logger) {
         self.directory = directory
-        self.budgetBytes = budgetBytes
+        budget = Atomic(budgetBytes)
         self.logger = logger
+    }
+
+    func setBudget(bytes: Int64) {
+        budget.store(bytes, ordering: .relaxed)
     }
 
     /// The size of `data`'s cache file.

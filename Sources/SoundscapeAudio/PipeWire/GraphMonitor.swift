@@ -16,7 +16,7 @@ enum InterfaceType {
 /// routing. Lives on the connection's loop thread.
 final class GraphMonitor {
     private let registry: OpaquePointer
-    private let detection: CallDetection
+    private var detection: CallDetection
     private let ownNodeName: String
     private var nodes: [UInt32: NodeWatch] = [:]
     private var metadata: MetadataWatch?
@@ -39,6 +39,13 @@ final class GraphMonitor {
 
     deinit {
         close()
+    }
+
+    /// New rules for what counts as a call (a reload): the graph is judged again at once.
+    func setDetection(_ detection: CallDetection) {
+        guard detection != self.detection else { return }
+        self.detection = detection
+        publish()
     }
 
     func close() {

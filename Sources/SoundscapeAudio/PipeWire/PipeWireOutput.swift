@@ -41,8 +41,13 @@ public final class PipeWireOutput: AudioOutput, @unchecked Sendable {
     private let commands = Mutex<[Command]>([])
     private var commandSource: UnsafeMutablePointer<spa_source>!
 
+    /// What counts as a call; a reload may change it (loop thread, lock held).
+    private(set) var callDetection: CallDetection
+    private let cache: PCMCache?
+
     private enum Command: Sendable {
         case start
+        case setCallDetection(CallDetection)
         case reconnect(reason: String)
         case reactivate
         case recreateStream
@@ -126,11 +131,14 @@ public final class PipeWireOutput: AudioOutput, @unchecked Sendable {
         refills = DataThreadRefill(renderer: renderer, dataLoop: dataLoop,
                                    wakeLoopThread: { loopWake.fire() },
                                    refilled: { stallDeadline.push() })
+        callDetection = configuration.callDetection
+        let cache = configuration.pcmCacheDirectory.map {
+            PCMCache(directory: $0, budgetBytes: configuration.pcmCacheBudgetBytes, logger: logger)
+        }
+        self.cache = cache
         voices = VoiceBank(
             ringFrames: configuration.ringFrames,
-            cache: configuration.pcmCacheDirectory.map {
-                PCMCache(directory: $0, budgetBytes: configuration.pcmCacheBudgetBytes, logger: logger)
-            },
+            cache: cache,
             refills: refills,
             logger: logger)
 
@@ -193,6 +201,12 @@ public final class PipeWireOutput: AudioOutput, @unchecked Sendable {
     public func setVolume(_ volume: Volume) { post(.setVolume(volume)) }
     public func stop() { post(.stop) }
 
+    /// New rules for what counts as a call (a reload): applied at once.
+    public func setCallDetection(_ detection: CallDetection) { post(.setCallDetection(detection)) }
+
+    /// A new disk budget for decoded loops (a reload): the next loop cached keeps to it.
+    public func setCacheBudget(bytes: Int64) { cache?.setBudget(bytes: bytes) }
+
     /// Disconnects for good; used on daemon shutdown. Waits for the loop thread.
     public func shutdown() {
         locked {
@@ -222,6 +236,9 @@ public final class PipeWireOutput: AudioOutput, @unchecked Sendable {
         for command in pending where !shutDown {
             switch command {
             case .start: startConnecting()
+            case .setCallDetection(let detection):
+                callDetection = detection
+                connection?.graph.setDetection(detection)
             case .reconnect(let reason): reconnect(reason: reason)
             case .reactivate: reactivateStream()
             case .recreateStream: replaceStream()

@@ -37,7 +37,7 @@ final class StreamConnection {
         registryHook = .allocate(capacity: 1)
         registryHook.initialize(to: spa_hook())
         registry = pw_core_get_registry(core, UInt32(PW_VERSION_REGISTRY), 0)
-        graph = GraphMonitor(registry: registry, detection: configuration.callDetection, ownNodeName: configuration.nodeName)
+        graph = GraphMonitor(registry: registry, detection: output.callDetection, ownNodeName: configuration.nodeName)
         do {
             stream = try PlaybackStream(core: core, configuration: configuration, renderer: renderer, output: output)
         } catch {

@@ -14,6 +14,12 @@
 /// voip-apps = linphone, zoom
 /// ```
 ///
+/// Comments: a `#` at the start of a line, or after a space or a tab, begins a
+/// comment that runs to the end of the line, wherever it is; any other `#`
+/// belongs to the value (`wss://relay.example/#main`), and `\#` puts a `#` into a
+/// value where it would otherwise begin a comment. A comment is never kept in a
+/// value. (The rule is the shell's, whose word splitting the command gets.)
+///
 /// Values are taken literally after trimming (the command is split into words
 /// like a shell would, without running one). Every mistake names its line, and
 /// the daemon refuses to start on one: a half-understood config is worse than none.
@@ -36,14 +42,24 @@ public struct ConfigFile: Sendable, Equatable {
     public var interruptionRoles: Set<String>?
     /// Application names that count as VoIP apps (comma-separated).
     public var voipApplications: Set<String>?
+    /// More directories of soundscapes (repeatable), after the built-in ones.
+    public var soundscapeDirectories: [String] = []
+    /// Most disk space the decoded-loop cache may take, in MiB.
+    public var cacheSize: Int?
+    /// trace, debug, info, notice, warning, error or critical.
+    public var logLevel: String?
 
     public init() {}
 
     public static let keys = [
         "signer-command", "signer-directory", "signer-env", "signer-keep-running",
         "signer-stop-timeout", "signer-liveness-timeout", "signer-restart-delay", "signer-crash-limit",
-        "interruption-roles", "voip-apps",
+        "interruption-roles", "voip-apps", "soundscapes-dir", "cache-size", "log-level",
     ]
+
+    /// Keys that may be given more than once.
+    static let repeatable: Set = ["signer-env", "soundscapes-dir"]
+    public static let logLevels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
 
     /// `a, b ,c` → {a, b, c}; empty items are dropped.
     public static func list(_ text: String) -> Set<String> {
@@ -55,8 +71,8 @@ public struct ConfigFile: Sendable, Equatable {
         // `\.isNewline`, not "\n": Swift reads CRLF as one Character that is not "\n".
         for (index, rawLine) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
             let number = index + 1
-            let line = rawLine.trimmingSpaces()
-            if line.isEmpty || line.hasPrefix("#") { continue }
+            let line = Substring(Self.withoutComment(rawLine)).trimmingSpaces()
+            if line.isEmpty { continue }
             guard let equals = line.firstIndex(of: "=") else {
                 throw ParseError(line: number, message: "expected 'key = value', got '\(line)'")
             }
@@ -65,7 +81,7 @@ public struct ConfigFile: Sendable, Equatable {
             guard Self.keys.contains(key) else {
                 throw ParseError(line: number, message: "unknown key '\(key)' (known: \(Self.keys.joined(separator: ", ")))")
             }
-            if key != "signer-env" {
+            if !Self.repeatable.contains(key) {
                 guard seen.insert(key).inserted else { throw ParseError(line: number, message: "'\(key)' is set twice") }
             }
             func fail(_ message: String) -> ParseError { ParseError(line: number, message: message) }
@@ -108,6 +124,19 @@ public struct ConfigFile: Sendable, Equatable {
                 interruptionRoles = Self.list(value)
             case "voip-apps":
                 voipApplications = Self.list(value)
+            case "soundscapes-dir":
+                guard value.hasPrefix("/") else { throw fail("soundscapes-dir must be an absolute path") }
+                soundscapeDirectories.append(value)
+            case "cache-size":
+                guard let size = Int(value), (0...1_048_576).contains(size) else {
+                    throw fail("cache-size expects a whole number of MiB from 0 to 1048576, got '\(value)'")
+                }
+                cacheSize = size
+            case "log-level":
+                guard Self.logLevels.contains(value) else {
+                    throw fail("log-level expects one of \(Self.logLevels.joined(separator: ", ")), got '\(value)'")
+                }
+                logLevel = value
             case "signer-crash-limit":
                 guard let limit = Int(value), (1...1000).contains(limit) else {
                     throw fail("signer-crash-limit expects a whole number from 1 to 1000, got '\(value)'")
@@ -117,6 +146,28 @@ public struct ConfigFile: Sendable, Equatable {
                 break
             }
         }
+    }
+
+    /// `line` up to its comment, with `\#` made `#`.
+    static func withoutComment(_ line: Substring) -> String {
+        var result = ""
+        var previous: Character = " "
+        var index = line.startIndex
+        while index < line.endIndex {
+            let character = line[index]
+            let next = line.index(after: index)
+            if character == "\\", next < line.endIndex, line[next] == "#" {
+                result.append("#")
+                previous = "#"
+                index = line.index(after: next)
+                continue
+            }
+            if character == "#", previous == " " || previous == "\t" { break }
+            result.append(character)
+            previous = character
+            index = next
+        }
+        return result
     }
 
     /// Seconds as a plain positive decimal (`5`, `0.5`), at least a millisecond and at most a day.

@@ -58,7 +58,8 @@ public struct SignerMachine: Sendable {
         case afterFailure
     }
 
-    public let configuration: Configuration
+    /// Timing and limits; `reconfigure` (a reload) changes them.
+    public private(set) var configuration: Configuration
     private(set) var phase: Phase = .idle
     public private(set) var wanted = false
     private var backoff: Backoff
@@ -67,6 +68,13 @@ public struct SignerMachine: Sendable {
     private var lastExit: String?
 
     public init(configuration: Configuration) {
+        self.configuration = configuration
+        backoff = Backoff(initial: configuration.backoffInitial, maximum: configuration.backoffMaximum)
+    }
+
+    /// New timing and limits (a reload): they apply from the next decision; the
+    /// backoff starts again from the new first delay.
+    public mutating func reconfigure(_ configuration: Configuration) {
         self.configuration = configuration
         backoff = Backoff(initial: configuration.backoffInitial, maximum: configuration.backoffMaximum)
     }

@@ -15,6 +15,7 @@ struct PlayerInterface: VarlinkInterface {
     let worker: WorkerThread
     /// Events a subscriber may fall behind before it is dropped.
     let subscriberQueueLimit: Int
+    let reloader: Reloader
     let listEncoding = ListEncoding()
 
     func handle(_ call: VarlinkCall) async throws {
@@ -74,6 +75,16 @@ struct PlayerInterface: VarlinkInterface {
             try call.parameters.rejectUnknown(allowed: [])
             try await call.reply(await PlayerHealth.report(player: player))
 
+        case "Reload":
+            try call.parameters.rejectUnknown(allowed: [])
+            switch await reloader.reload(reason: "Reload()") {
+            case .applied(let changes):
+                try await call.reply(ReloadReply(changes: changes))
+            case .refused(let error):
+                throw VarlinkError(name: "\(PlayerInterfaceDefinition.name).InvalidConfiguration",
+                                   parameters: ["reason": .string(error.description)])
+            }
+
         case "Subscribe":
             try call.parameters.rejectUnknown(allowed: [])
             guard call.wantsMore else { throw VarlinkError.expectedMore() }
@@ -96,6 +107,10 @@ struct PlayerInterface: VarlinkInterface {
             throw PlayerErrors.subscriberTooSlow(limit: subscriberQueueLimit)
         }
     }
+}
+
+struct ReloadReply: Encodable, Sendable {
+    let changes: [String]
 }
 
 struct PreferencesReply: Encodable, Sendable {

@@ -119,6 +119,11 @@ enum PlayerInterfaceDefinition {
 
         method ListSoundscapes() -> (soundscapes: []Soundscape, default: string)
 
+        # Reads the config file again, as SIGHUP does, and applies what changed;
+        # each change says when it takes effect. A file that does not parse is
+        # refused (InvalidConfiguration names the line) and nothing changes.
+        method Reload() -> (changes: []string)
+
         # Call with "more". The first reply is a snapshot (reason "snapshot")
         # carrying the seq of the latest event; then one reply per event.
         method Subscribe() -> (event: Event)
@@ -131,5 +136,7 @@ enum PlayerInterfaceDefinition {
         error InvalidPreference (name: string, reason: string)
 
         error SubscriberTooSlow (limit: int)
+
+        error InvalidConfiguration (reason: string)
         """
 }

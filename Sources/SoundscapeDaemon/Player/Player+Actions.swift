@@ -54,7 +54,8 @@ extension Player {
     /// The signer host runs while the user wants the session (see `SignerSupervisor`).
     func reconcileSigner() {
         guard let signer else { return }
-        performSigner(signer.reconcile(wantsSession: machine.desired.wantsSession, shuttingDown: isShuttingDown))
+        performSigner(signer.reconcile(wantsSession: machine.desired.wantsSession,
+                                       shuttingDown: isShuttingDown || signerRetiring))
     }
 
     func performSigner(_ effects: [SignerSupervisor.Effect]) {

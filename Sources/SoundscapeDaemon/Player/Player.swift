@@ -71,7 +71,7 @@ public actor Player {
     private let outputEvents: AsyncStream<AudioOutputEvent>
     private let outputEventSink: AsyncStream<AudioOutputEvent>.Continuation
     let keeper: StateKeeper
-    private let loader: SoundscapeLoader
+    let loader: SoundscapeLoader
     private(set) var catalog = SoundscapeCatalog(entries: [], defaultID: SoundscapeCatalog.fallbackDefault)
     let hub: EventHub
     let logger: Logger
@@ -86,9 +86,11 @@ public actor Player {
     /// though a play first waits for its file to be opened: one at a time, first come first served.
     private(set) var sessionCommandRunning = false
     private var sessionCommandWaiters: [CheckedContinuation<Void, Never>] = []
-    /// Made in `restore` (its reports come back to this actor).
+    /// Made in `restore` (its reports come back to this actor), or by a reload.
     var signer: SignerSupervisor?
-    private let signerHost: SignerHost?
+    var signerHost: SignerHost?
+    /// A reload removed the signer host: it is being stopped, and must not start again meanwhile.
+    var signerRetiring = false
     private var fadeDone = false
     private var fadeWaiters: [CheckedContinuation<Void, Never>] = []
 
@@ -267,7 +269,7 @@ public actor Player {
     }
 
     /// Suspends until the saved state is loaded (at once afterwards).
-    private func untilRunning() async {
+    func untilRunning() async {
         guard case .starting(var waiters) = phase else { return }
         await withCheckedContinuation { continuation in
             waiters.append(continuation)
@@ -313,9 +315,7 @@ public actor Player {
         }
         machine = PlayerMachine(desired: desired, preferences: preferences, configuration: configuration)
         if let signerHost {
-            signer = SignerSupervisor(host: signerHost, logger: logger) { [weak self] fact in
-                await self?.signerFact(fact)
-            }
+            signer = makeSupervisor(signerHost)
         }
 
         guard case .starting(let waiters) = phase else { return }
@@ -396,12 +396,18 @@ public actor Player {
 
     // MARK: The signer host
 
+    func makeSupervisor(_ host: SignerHost) -> SignerSupervisor {
+        SignerSupervisor(host: host, logger: logger) { [weak self] fact in
+            await self?.signerFact(fact)
+        }
+    }
+
     private func signerFact(_ fact: SignerFact) {
         performSigner(signer?.handle(fact) ?? [])
     }
 
     /// SIGTERM, SIGKILL after the stop timeout, and wait until the group is gone.
-    private func stopSigner() async {
+    func stopSigner() async {
         guard let signer else { return }
         reconcileSigner()
         guard signer.hasInstance else { return }

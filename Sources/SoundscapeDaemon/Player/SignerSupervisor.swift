@@ -44,6 +44,13 @@ final class SignerSupervisor {
         return machineConfiguration
     }
 
+    /// A reloaded configuration: the process settings apply at the signer's next
+    /// start, its timing and limits at once.
+    func reconfigure(_ configuration: SignerConfiguration) {
+        host.reconfigure(configuration)
+        machine.reconfigure(Self.machineConfiguration(for: configuration))
+    }
+
     var status: SignerStatus { machine.status }
     var wanted: Bool { machine.wanted }
 

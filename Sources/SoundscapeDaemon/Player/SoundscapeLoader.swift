@@ -17,14 +17,24 @@ final class SoundscapeLoader: Sendable {
         case decodeFailed(SoundscapeDecodeError)
     }
 
-    let locations: SoundscapeCatalog.Locations
     let worker: WorkerThread
+    /// Where to look; a reload may change the extra directories.
+    private let searched = Mutex<SoundscapeCatalog.Locations>(.init(builtin: nil, extra: [], user: nil))
     /// The last scan and what it depended on; touched on the worker thread only.
     private let last = Mutex<(stamp: SoundscapeCatalog.Stamp, catalog: SoundscapeCatalog)?>(nil)
 
     init(locations: SoundscapeCatalog.Locations, worker: WorkerThread) {
-        self.locations = locations
+        searched.withLock { $0 = locations }
         self.worker = worker
+    }
+
+    var locations: SoundscapeCatalog.Locations {
+        get { searched.withLock { $0 } }
+    }
+
+    /// New locations (a reload): the next scan reads them.
+    func relocate(_ locations: SoundscapeCatalog.Locations) {
+        searched.withLock { $0 = locations }
     }
 
     /// The catalog as the directories are now.
@@ -42,6 +52,7 @@ final class SoundscapeLoader: Sendable {
 
     /// On the worker thread: the last scan while nothing it read has changed, else a new one.
     private func current() -> SoundscapeCatalog {
+        let locations = self.locations
         let stamp = SoundscapeCatalog.stamp(locations)
         if let last = last.withLock({ $0 }), last.stamp == stamp { return last.catalog }
         let catalog = SoundscapeCatalog.scan(locations)

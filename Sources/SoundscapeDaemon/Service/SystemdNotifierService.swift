@@ -66,6 +66,24 @@ public final class SystemdNotifierService: Service, Sendable, CustomStringConver
         }
     }
 
+    /// A reload begins: `RELOADING=1` (with `MONOTONIC_USEC=`); `reloadEnded` sends
+    /// `READY=1` with the current status, so systemd shows the unit reloading meanwhile.
+    /// Returns whether anything was sent (not before READY, nor while stopping).
+    public func reloadBegins() -> Bool {
+        state.withLock { state -> Bool in
+            guard state.isReady, !state.isStopping else { return false }
+            notifier.reloading()
+            return true
+        }
+    }
+
+    public func reloadEnded() {
+        state.withLock { state in
+            guard state.isReady, !state.isStopping else { return }
+            notifier.reloaded(status: state.status ?? "Reloaded")
+        }
+    }
+
     /// Shows `text` in `systemctl --user status soundscaped`; sent only when it changes.
     public func setStatus(_ text: String) {
         let text = Self.bounded(text)

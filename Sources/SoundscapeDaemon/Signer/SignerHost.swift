@@ -9,6 +9,7 @@ import NIOCore
 import NIOPosix
 import SoundscapeCore
 import SoundscapeSystem
+import Synchronization
 
 /// What a running signer instance tells the player.
 enum SignerFact: Sendable {
@@ -29,8 +30,11 @@ final class SignerHost: Sendable {
     static let eventQueueLimit = 1024
     static let maximumLineLength = 64 * 1024
 
-    let configuration: SignerConfiguration
-    private let environment: [String: String]
+    /// What the next instance starts with; a reload replaces it (see `reconfigure`).
+    var configuration: SignerConfiguration { settings.withLock { $0.configuration } }
+    private let settings: Mutex<(configuration: SignerConfiguration, environment: [String: String])>
+    private let baseEnvironment: [String: String]
+    private let socketPath: String
     private let hub: EventHub
     private let eventLoopGroup: any EventLoopGroup
     private let logger: Logger
@@ -40,23 +44,39 @@ final class SignerHost: Sendable {
 
     init(configuration: SignerConfiguration, baseEnvironment: [String: String], socketPath: String,
          hub: EventHub, eventLoopGroup: any EventLoopGroup, logger: Logger) throws {
-        self.configuration = configuration
-        var environment = baseEnvironment
-        // systemd's hand-over variables are ours alone; the socket is what the signer needs.
-        for name in ["LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES", "NOTIFY_SOCKET", "WATCHDOG_PID", "WATCHDOG_USEC"] {
-            environment[name] = nil
-        }
-        environment["SOUNDSCAPED_SOCKET"] = socketPath
-        environment.merge(configuration.environment) { $1 }
-        self.environment = environment
+        self.baseEnvironment = baseEnvironment
+        self.socketPath = socketPath
+        settings = Mutex((configuration, Self.environment(base: baseEnvironment, socketPath: socketPath,
+                                                           configuration: configuration)))
         self.hub = hub
         self.eventLoopGroup = eventLoopGroup
         self.logger = logger
         lifeline = try Spawn.pipe()
     }
 
+    /// The environment an instance gets: the daemon's, less systemd's hand-over
+    /// variables (ours alone), plus the socket and the configured variables.
+    private static func environment(base: [String: String], socketPath: String,
+                                    configuration: SignerConfiguration) -> [String: String] {
+        var environment = base
+        for name in ["LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES", "NOTIFY_SOCKET", "WATCHDOG_PID", "WATCHDOG_USEC"] {
+            environment[name] = nil
+        }
+        environment["SOUNDSCAPED_SOCKET"] = socketPath
+        environment.merge(configuration.environment) { $1 }
+        return environment
+    }
+
+    /// A reloaded configuration: the next instance starts with it; one running now
+    /// is not disturbed.
+    func reconfigure(_ configuration: SignerConfiguration) {
+        let environment = Self.environment(base: baseEnvironment, socketPath: socketPath, configuration: configuration)
+        settings.withLock { $0 = (configuration, environment) }
+    }
+
     /// Spawns an instance; its facts arrive through `report` until it has exited.
     func start(instance: Int, report: @escaping @Sendable (SignerFact) async -> Void) throws -> SignerInstance {
+        let (configuration, environment) = settings.withLock { $0 }
         let process = try SignerProcess.spawn(command: configuration.command, environment: environment,
                                               workingDirectory: configuration.workingDirectory,
                                               lifeline: lifeline.read)

@@ -5,21 +5,38 @@ import Foundation
 #endif
 import Glibc
 import Logging
+import Synchronization
 
 /// Writes log lines to stderr, one per record.
 ///
 /// Under systemd (`JOURNAL_STREAM` set and matching stderr) each line starts
 /// with a `<N>` syslog priority, which journald turns into the entry's level;
 /// elsewhere lines carry a time and a readable level instead.
+///
+/// The level is the daemon's, one for every logger, and a reload changes it
+/// (`DaemonLogHandler.level`); a logger can still be given its own.
 public struct DaemonLogHandler: LogHandler {
     public var metadata: Logger.Metadata = [:]
-    public var logLevel: Logger.Level
+    private var ownLevel: Logger.Level?
     private let label: String
     private let journal: Bool
 
-    public init(label: String, level: Logger.Level, journal: Bool) {
+    /// The daemon's log level, for every logger without one of its own.
+    private static let threshold = Atomic<Int>(Self.levels.firstIndex(of: .info)!)
+    private static let levels = Logger.Level.allCases
+
+    public static var level: Logger.Level {
+        get { levels[threshold.load(ordering: .relaxed)] }
+        set { threshold.store(levels.firstIndex(of: newValue)!, ordering: .relaxed) }
+    }
+
+    public var logLevel: Logger.Level {
+        get { ownLevel ?? Self.level }
+        set { ownLevel = newValue }
+    }
+
+    public init(label: String, journal: Bool) {
         self.label = label
-        self.logLevel = level
         self.journal = journal
     }
 

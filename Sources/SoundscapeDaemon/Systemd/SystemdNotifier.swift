@@ -86,6 +86,22 @@ public final class SystemdNotifier: Sendable {
         send(["STATUS=\(text)"])
     }
 
+    /// `RELOADING=1` with the `MONOTONIC_USEC=` sd_notify(3) asks for beside it (systemd
+    /// 253's `Type=notify-reload` matches the two; 252 takes the message and waits for `READY=1`).
+    @discardableResult
+    public func reloading() -> Delivery {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        let microseconds = UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1000
+        return send(["RELOADING=1", "MONOTONIC_USEC=\(microseconds)"])
+    }
+
+    /// `READY=1` again after a reload, with the status line.
+    @discardableResult
+    public func reloaded(status: String) -> Delivery {
+        send(["READY=1", "STATUS=\(status)"])
+    }
+
     /// `STOPPING=1`: the stop was our own decision (or a signal's), not a crash.
     @discardableResult
     public func stopping() -> Delivery {
