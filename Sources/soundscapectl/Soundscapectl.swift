@@ -28,7 +28,9 @@ struct Play: AsyncParsableCommand {
         abstract: "Start playing (or switch to) a soundscape; without NAME, the current one.")
 
     @OptionGroup var connection: ConnectionOptions
-    @Argument(help: "Soundscape id, as `soundscapectl list` shows.") var name: String?
+    @Argument(help: "Soundscape id, as `soundscapectl list` shows.",
+              completion: .custom { words, _, _ in await Control.soundscapeIDs(completing: words) })
+    var name: String?
 
     func run() async throws {
         try await Control.session(connection) { control in

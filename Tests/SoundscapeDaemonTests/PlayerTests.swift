@@ -64,6 +64,31 @@ struct PlayerTests {
         await harness.shutdown()
     }
 
+    /// A play that socket-activated the daemon arrives before the output has
+    /// connected: its reply waits for the connection, then for the stream.
+    @Test func aPlayBeforeTheOutputConnectsWaitsForIt() async throws {
+        let harness = try H()
+        try await harness.start()
+        let player = harness.player
+        let reply = Task { try await player.play(H.rain) }
+        try await Task.sleep(for: .milliseconds(50))  // the reply must still be waiting: nothing decided yet
+        harness.output.report(.connected)
+        try await harness.output.waitForCall(.play(H.rain, .default))
+        harness.output.report(.streaming(true))
+        #expect(try await reply.value.state == .playing)
+        await harness.shutdown()
+    }
+
+    @Test func aPlayWithoutPipeWireRepliesOnceTheOutputSaysSo() async throws {
+        let harness = try H()
+        try await harness.start()
+        let player = harness.player
+        let reply = Task { try await player.play(H.rain) }
+        harness.output.report(.disconnected(reason: "no server"))
+        #expect(try await reply.value.state == .recovering)
+        await harness.shutdown()
+    }
+
     @Test func aFileThatDoesNotOpenIsRefusedAndChangesNothing() async throws {
         let harness = try H(userFiles: ["broken.opus": Array("not an ogg file".utf8)])
         try await harness.start()

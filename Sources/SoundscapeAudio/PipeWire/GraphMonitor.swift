@@ -30,6 +30,20 @@ final class GraphMonitor {
     private var lastFacts: GraphFacts?
     /// Called on the loop thread whenever the facts change.
     var onChange: ((GraphFacts) -> Void)?
+    /// Facts are published only once the first picture is whole: a graph seen
+    /// half enumerated ("no sinks" a millisecond before the sinks arrive) would
+    /// be judged as real. Two round trips to the server: the registry's globals
+    /// (and with them our binds) first, then what the binds return (node
+    /// properties, the default sink).
+    private var startup: Startup = .idle
+    private var sync: (() -> Int32)?
+
+    private enum Startup: Equatable {
+        case idle
+        case enumerating(sequence: Int32)
+        case binding(sequence: Int32)
+        case complete
+    }
 
     init(registry: OpaquePointer, detection: CallDetection, ownNodeName: String) {
         self.registry = registry
@@ -39,6 +53,28 @@ final class GraphMonitor {
 
     deinit {
         close()
+    }
+
+    /// Starts the round trips that complete the first picture; `sync` asks the
+    /// server for a `done` and returns its sequence number.
+    func begin(sync: @escaping () -> Int32) {
+        self.sync = sync
+        startup = .enumerating(sequence: sync())
+    }
+
+    /// The core's `done` for `sequence`; true when it was one of ours.
+    func coreDone(sequence: Int32) -> Bool {
+        switch startup {
+        case .enumerating(sequence) where sync != nil:
+            startup = .binding(sequence: sync!())
+            return true
+        case .binding(sequence):
+            startup = .complete
+            publish()
+            return true
+        default:
+            return false
+        }
     }
 
     /// New rules for what counts as a call (a reload): the graph is judged again at once.
@@ -116,6 +152,7 @@ final class GraphMonitor {
     }
 
     private func publish() {
+        guard startup == .complete else { return }
         var sinks: [GraphFacts.Sink] = []
         var calls: [String] = []
         for watch in nodes.values.sorted(by: { $0.id < $1.id }) {

@@ -53,6 +53,7 @@ final class StreamConnection {
         let userData = Unmanaged.passUnretained(self).toOpaque()
         _ = scs_core_add_listener(core, coreHook, Self.coreEvents, userData)
         _ = scs_registry_add_listener(registry, registryHook, Self.registryEvents, userData)
+        graph.begin { [core] in scs_core_sync(core, UInt32(PW_ID_CORE), 0) }
     }
 
     /// Releases everything; safe after the server is gone (nothing is sent then).
@@ -112,7 +113,10 @@ final class StreamConnection {
         events.pointee.version = UInt32(PW_VERSION_CORE_EVENTS)
         events.pointee.done = { data, id, seq in
             guard id == PW_ID_CORE else { return }
-            StreamConnection.connection(data).output.serverAnswered(sequence: seq)
+            let connection = StreamConnection.connection(data)
+            if !connection.graph.coreDone(sequence: seq) {
+                connection.output.serverAnswered(sequence: seq)
+            }
         }
         events.pointee.error = { data, id, _, result, message in
             let connection = StreamConnection.connection(data)

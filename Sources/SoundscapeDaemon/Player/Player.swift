@@ -80,6 +80,10 @@ public actor Player {
     /// after an interruption or a reconnect needs no disk access.
     var loaded: [SoundscapeID: SoundscapeData] = [:]
     private var settleWaiters: [CheckedContinuation<Void, Never>] = []
+    /// Until the output's first connection attempt is decided (connected or not),
+    /// a start cannot be judged: a play that socket-activated the daemon would
+    /// otherwise reply "recovering" a moment before PipeWire is there.
+    private var outputUndecided = true
     private var tickTasks: [Int: Task<Void, Never>] = [:]
     private var nextTickID = 0
     /// play, pause and stop take effect in the order they were called, even
@@ -339,6 +343,9 @@ public actor Player {
     // MARK: Facts
 
     private func handle(_ event: AudioOutputEvent) async {
+        if outputUndecided, event == .connected || { if case .disconnected = event { true } else { false } }() {
+            outputUndecided = false
+        }
         switch event {
         case .connected: apply(.outputConnected)
         case .disconnected(let reason): apply(.outputDisconnected(reason: reason))
@@ -418,12 +425,12 @@ public actor Player {
 
     /// Waits until the start the last command made is confirmed or has visibly failed.
     private func settle() async {
-        guard machine.isSettling(now: .now), !isShuttingDown else { return }
+        guard machine.isSettling(now: .now) || outputUndecided, !isShuttingDown else { return }
         await withCheckedContinuation { settleWaiters.append($0) }
     }
 
     func settled(now: ContinuousClock.Instant) {
-        guard !machine.isSettling(now: now) else { return }
+        guard !machine.isSettling(now: now), !outputUndecided else { return }
         for waiter in settleWaiters { waiter.resume() }
         settleWaiters.removeAll()
     }
