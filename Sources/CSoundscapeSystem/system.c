@@ -2,7 +2,10 @@
 #include "CSoundscapeSystem.h"
 
 #include <fcntl.h>
+#include <stddef.h>
+#include <sys/socket.h>
 #include <link.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -14,6 +17,9 @@ _Static_assert(sizeof(off_t) == 8, "scs_pread_nowait: off_t must be 64 bits (Swi
 _Static_assert(sizeof(pthread_t) == sizeof(unsigned long), "scs_set_thread_name: pthread_t must fit an unsigned long");
 _Static_assert(sizeof(ElfW(Phdr)) == sizeof(Elf64_Phdr), "scs_each_loaded_object: only 64-bit ELF is supported");
 _Static_assert(sizeof(ElfW(Addr)) == sizeof(uintptr_t), "scs_each_loaded_object: load addresses must fit a uintptr_t");
+// Varlink's PeerCredentials reads SO_PEERCRED as three 32-bit fields: pid, uid, gid.
+_Static_assert(sizeof(struct ucred) == 12 && offsetof(struct ucred, uid) == 4 && offsetof(struct ucred, gid) == 8,
+               "PeerCredentials (Sources/Varlink/PeerCheck.swift) mirrors struct ucred");
 
 int scs_pipe2_cloexec(int fds[2]) {
     return pipe2(fds, O_CLOEXEC);
@@ -29,6 +35,10 @@ int scs_spawn_addchdir(posix_spawn_file_actions_t *actions, const char *path) {
 
 int scs_set_thread_name(unsigned long thread, const char *name) {
     return pthread_setname_np((pthread_t)thread, name);
+}
+
+int scs_malloc_trim(size_t pad) {
+    return malloc_trim(pad);
 }
 
 pid_t scs_gettid(void) {

@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import CSoundscapeSystem
 import Glibc
 import Logging
 import NIOCore
@@ -35,6 +36,9 @@ public enum Daemon {
             DaemonLogHandler(label: label, journal: journal)
         }
         let logger = Logger(label: "soundscaped")
+        // One daemon per socket and per state directory, decided before either is touched.
+        let locks = try lockInstance(settings, logger: logger)
+        defer { withExtendedLifetime(locks) {} }
         // Socket activation first, and its variables out of the environment before any
         // thread or child could see them: they are ours alone.
         let activation = SocketActivation.listeners(environment: environment, pid: getpid())
@@ -90,6 +94,8 @@ public enum Daemon {
                                 logger: Logger(label: "soundscaped.reload"), makeSignerHost: makeSignerHost)
 
         let controlLogger = Logger(label: "soundscaped.control")
+        // Clients can trigger these at will (a flood of connections): ten a minute, then a count.
+        let controlWarnings = RateLimitedLog { controlLogger.warning("\($0)") }
         let server = VarlinkServer(
             listener: listener,
             interfaces: [PlayerInterface(player: player, hub: hub, worker: worker,
@@ -97,7 +103,14 @@ public enum Daemon {
             info: .init(vendor: "soundscaped", product: "soundscaped", version: version,
                         url: "https://github.com/soundscaped/soundscaped"),
             eventLoopGroup: eventLoopGroup,
-            logger: { controlLogger.warning("\($0)") })
+            logger: { controlWarnings($0) },
+            limits: .init(allowedUIDs: [UInt32(getuid()), 0]),
+            onDrained: {
+                // A burst of clients came and went: what they took is free, but glibc keeps freed
+                // heap for reuse, and after a few thousand connections that is tens of MB held for
+                // days. Give it back (a heap walk of a few ms: the worker's job, not the loop's).
+                worker.submit { _ = scs_malloc_trim(0) }
+            })
         let socketPath = options.socketPath
         let control = ControlService(server: server) {
             controlLogger.info("listening", metadata: ["socket": "\(socketPath)"])
@@ -127,6 +140,28 @@ public enum Daemon {
             throw error
         }
         try? await ownGroup?.shutdownGracefully()
+    }
+
+    /// The locks beside the socket and in the state directory (see `InstanceLock`);
+    /// another daemon holding either stops this one (exit status 1), naming its pid.
+    private static func lockInstance(_ settings: DaemonSettings, logger: Logger) throws -> [InstanceLock] {
+        var locks: [InstanceLock] = []
+        let socketDirectory = FileSystem.parent(settings.socketPath)
+        _ = Directories.make(socketDirectory, mode: 0o700)
+        _ = Directories.make(settings.stateDirectory, mode: 0o700)
+        for path in [settings.socketPath + ".lock", FileSystem.join(settings.stateDirectory, "lock")] {
+            do {
+                if let lock = try InstanceLock.acquire(path) {
+                    locks.append(lock)
+                } else {
+                    logger.warning("cannot create the lock file \(path); another daemon could use the same files")
+                }
+            } catch {
+                logger.critical("\(error)")
+                throw ConfigurationError("soundscaped is \(error)")
+            }
+        }
+        return locks
     }
 
     /// Hundreds of subscribers each hold a socket; the usual soft limit of 1024

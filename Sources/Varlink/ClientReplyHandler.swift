@@ -22,7 +22,7 @@ final class ClientReplyHandler: ChannelInboundHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
-        case .oversized:
+        case .oversized, .overBudget:
             abandon(context, reason: "reply exceeds the client's message size limit")
         case .message(let message):
             guard let call = pending.first else {

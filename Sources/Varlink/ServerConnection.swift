@@ -23,6 +23,10 @@ struct ServerConnection {
                     dispatcher.log("varlink: closing a connection that sent a message over \(maxMessageBytes) bytes")
                     try await outbound.write(ReplyEncoding.error(.messageTooLarge(limit: maxMessageBytes)))
                     return
+                case .overBudget:
+                    dispatcher.log("varlink: closing a connection: unfinished messages already hold the server's inbound budget")
+                    try await outbound.write(ReplyEncoding.error(.serverBusy()))
+                    return
                 case .message(let message):
                     let request: VarlinkRequest
                     do throws(VarlinkError) {

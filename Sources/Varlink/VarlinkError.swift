@@ -58,6 +58,11 @@ extension VarlinkError {
     /// Sent before closing a connection whose client sent more than `limit` bytes without
     /// ending the message: the server cannot find the next message boundary, so it gives up
     /// on the connection rather than buffering without bound.
+    /// Too many connections hold unfinished messages; this one is closed.
+    public static func serverBusy() -> VarlinkError {
+        VarlinkError(name: "\(implementationInterface).ServerBusy")
+    }
+
     public static func messageTooLarge(limit: Int) -> VarlinkError {
         VarlinkError(name: "\(implementationInterface).MessageTooLarge", parameters: ["limit": .number(Double(limit))])
     }

@@ -35,10 +35,24 @@ public struct VarlinkServer: Sendable {
         public var maxMessageBytes: Int
         /// Connections beyond this many are closed as soon as they are accepted.
         public var maxConnections: Int
+        /// Bytes of unfinished messages held for all connections together. A connection
+        /// whose unfinished message would pass it gets ``VarlinkError/serverBusy()`` and
+        /// is disconnected, so many half-sent messages cannot fill the server's memory.
+        public var maxBufferedBytes: Int
+        /// How long part of a message may sit unfinished before the connection is closed.
+        public var partialMessageTimeout: Duration
+        /// The user ids whose connections are served (`SO_PEERCRED`); nil serves anyone
+        /// who can reach the socket. Others are closed at once.
+        public var allowedUIDs: Set<UInt32>?
 
-        public init(maxMessageBytes: Int = 64 * 1024, maxConnections: Int = 4096) {
+        public init(maxMessageBytes: Int = 64 * 1024, maxConnections: Int = 4096,
+                    maxBufferedBytes: Int = 4 << 20, partialMessageTimeout: Duration = .seconds(10),
+                    allowedUIDs: Set<UInt32>? = nil) {
             self.maxMessageBytes = maxMessageBytes
             self.maxConnections = maxConnections
+            self.maxBufferedBytes = maxBufferedBytes
+            self.partialMessageTimeout = partialMessageTimeout
+            self.allowedUIDs = allowedUIDs
         }
     }
 
@@ -46,17 +60,22 @@ public struct VarlinkServer: Sendable {
     private let dispatcher: CallDispatcher
     private let eventLoopGroup: any EventLoopGroup
     private let limits: Limits
+    private let budget: InboundBudget
+    private let onDrained: @Sendable () -> Void
 
     /// - Parameter logger: Receives the few events worth an operator's attention (handler
     ///   failures, refused and oversized connections). A plain closure keeps this library
-    ///   free of a logging dependency.
+    ///   free of a logging dependency. Clients can trigger these: rate-limit them.
+    /// - Parameter onDrained: Called when the open connections fall back to a few after
+    ///   many (a burst of clients came and went): the moment to give freed memory back.
     public init(
         listener: Listener,
         interfaces: [any VarlinkInterface],
         info: ServiceInfo,
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         logger: @escaping @Sendable (String) -> Void = { _ in },
-        limits: Limits = Limits()
+        limits: Limits = Limits(),
+        onDrained: @escaping @Sendable () -> Void = {}
     ) {
         let names = [ServiceInterface.interfaceName] + interfaces.map(\.name)
         precondition(Set(names).count == names.count, "varlink interface names must be unique: \(names)")
@@ -68,6 +87,8 @@ public struct VarlinkServer: Sendable {
         )
         self.eventLoopGroup = eventLoopGroup
         self.limits = limits
+        budget = InboundBudget(limit: limits.maxBufferedBytes)
+        self.onDrained = onDrained
     }
 
     /// Serves until the task is cancelled, then closes the listener and every connection
@@ -100,7 +121,7 @@ public struct VarlinkServer: Sendable {
 
     /// Accepts connections until the listener closes, then closes them all.
     private func serve(_ listener: NIOAsyncChannel<ConnectionChannel, Never>) async throws {
-        let slots = ConnectionSlots(limit: limits.maxConnections)
+        let slots = ConnectionSlots(limit: limits.maxConnections, onDrained: onDrained)
         try await listener.executeThenClose { connections in
             try await withThrowingDiscardingTaskGroup { group in
                 for try await connection in connections {
@@ -137,10 +158,15 @@ public struct VarlinkServer: Sendable {
             // A client may shut down its sending side and still wait for its replies.
             .childChannelOption(.allowRemoteHalfClosure, value: true)
         let initializeConnection: @Sendable (any Channel) -> EventLoopFuture<ConnectionChannel> = {
-            [maxMessageBytes = limits.maxMessageBytes] channel in
-            channel.eventLoop.makeCompletedFuture {
+            [maxMessageBytes = limits.maxMessageBytes, budget, limits, dispatcher] channel in
+            PeerCheck.refuse(channel, unless: limits.allowedUIDs, log: dispatcher.log)
+            return channel.eventLoop.makeCompletedFuture {
                 try channel.pipeline.syncOperations.addHandler(
-                    ByteToMessageHandler(VarlinkFrameDecoder(maxMessageBytes: maxMessageBytes))
+                    ByteToMessageHandler(VarlinkFrameDecoder(
+                        maxMessageBytes: maxMessageBytes, budget: budget,
+                        partialTimeout: .nanoseconds(Int64(limits.partialMessageTimeout.components.seconds) * 1_000_000_000
+                            + limits.partialMessageTimeout.components.attoseconds / 1_000_000_000),
+                        onTimeout: { dispatcher.log("varlink: closing a connection that left a message unfinished for \(limits.partialMessageTimeout)") }))
                 )
                 let connection = try ConnectionChannel(wrappingChannelSynchronously: channel)
                 // A connection accepted in the instant the listener closes is dropped by NIO

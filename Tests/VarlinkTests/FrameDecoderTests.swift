@@ -90,4 +90,31 @@ import Testing
         try channel.writeInbound(ByteBuffer(string: "{\"cut"))
         #expect(try channel.finish().isClean)
     }
+
+    // MARK: The server's budget for unfinished messages
+
+    @Test func decodersShareTheBudgetAndOnlyTheOneThatWouldPassItGivesUp() {
+        let budget = InboundBudget(limit: 7000)
+        var first = VarlinkFrameDecoder(maxMessageBytes: 8192, budget: budget)
+        var second = VarlinkFrameDecoder(maxMessageBytes: 8192, budget: budget)
+        var third = VarlinkFrameDecoder(maxMessageBytes: 8192, budget: budget)
+        var a = ByteBuffer(string: String(repeating: "a", count: 3000))
+        var b = ByteBuffer(string: String(repeating: "b", count: 3000))
+        var c = ByteBuffer(string: String(repeating: "c", count: 3000))
+        #expect(frames(&first, &a) == [] && first.account(&a) == nil)
+        #expect(frames(&second, &b) == [] && second.account(&b) == nil)
+        #expect(budget.bytesHeld == 6000)
+        #expect(frames(&third, &c) == [])
+        #expect(third.account(&c) == .overBudget)
+        #expect(budget.bytesHeld == 6000, "a refused decoder holds nothing")
+        // The first completes its message: its bytes are no longer held.
+        a.writeString("\0")
+        #expect(frames(&first, &a).count == 1)
+        #expect(first.account(&a) == nil)
+        #expect(budget.bytesHeld == 3000)
+        // Growing by a little more is fine while it fits.
+        b.writeString(String(repeating: "b", count: 3500))
+        #expect(frames(&second, &b) == [] && second.account(&b) == nil)
+        #expect(budget.bytesHeld == 6500)
+    }
 }

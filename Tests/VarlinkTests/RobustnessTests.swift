@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Testing
 @testable import Varlink
 import TestSupport
@@ -36,6 +39,54 @@ import TestSupport
 
                 #expect(try await bystander.call("org.example.test.Add", parameters: ["a": 1, "b": 2]) == ["sum": 3])
             }
+        }
+    }
+
+    /// How connections share the budget is FrameDecoderTests' business; here, that a
+    /// connection whose unfinished message passes it is told so and closed, alone.
+    @Test func anUnfinishedMessageBeyondTheServersBudgetClosesItsConnectionOnly() async throws {
+        let log = LogRecorder()
+        try await withServer(limits: .init(maxMessageBytes: 8192, maxBufferedBytes: 1000), logger: log.logger) { path in
+            try await withClient(path) { bystander in
+                let greedy = try RawConnection(path: path)
+                try await greedy.send(String(repeating: "z", count: 3000))
+                let refusal = try await greedy.receiveMessage()
+                #expect(refusal == #"{"error":"org.swift-varlink.ServerBusy","parameters":{}}"#, "got \(refusal)")
+                try await greedy.receiveClose()
+                try await log.waitFor(lineContaining: "inbound budget")
+                #expect(try await bystander.call("org.example.test.Add", parameters: ["a": 2, "b": 2]) == ["sum": 4])
+            }
+        }
+    }
+
+    @Test func aMessageLeftUnfinishedPastTheTimeoutClosesItsConnection() async throws {
+        let log = LogRecorder()
+        try await withServer(limits: .init(partialMessageTimeout: .milliseconds(300)), logger: log.logger) { path in
+            try await withClient(path) { bystander in
+                let slow = try RawConnection(path: path)
+                try await slow.send(#"{"method":"org.example.test.Echo","#)
+                try await slow.receiveClose()
+                try await log.waitFor(lineContaining: "left a message unfinished")
+                #expect(try await bystander.call("org.example.test.Add", parameters: ["a": 1, "b": 2]) == ["sum": 3])
+            }
+        }
+    }
+
+    @Test func aPeerOfAnotherUserIsRefused() async throws {
+        let log = LogRecorder()
+        // This test runs as some uid; allow only another one, so that this one is the stranger.
+        let other = getuid() == 4242 ? UInt32(4243) : 4242
+        try await withServer(limits: .init(allowedUIDs: [other]), logger: log.logger) { path in
+            let stranger = try RawConnection(path: path)
+            try await stranger.receiveClose()
+            try await log.waitFor(lineContaining: "refusing a connection from uid \(getuid())")
+        }
+        // And allowed, it is served.
+        try await withServer(limits: .init(allowedUIDs: [UInt32(getuid())])) { path in
+            let sum = try await withClient(path) { client in
+                try await client.call("org.example.test.Add", parameters: ["a": 1, "b": 2])
+            }
+            #expect(sum == ["sum": 3])
         }
     }
 

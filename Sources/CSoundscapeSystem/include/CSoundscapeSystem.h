@@ -20,6 +20,10 @@ int scs_spawn_addchdir(posix_spawn_file_actions_t *actions, const char *path);
 /// `pthread_setname_np` on a thread given as its `pthread_t` value (at most 15 characters).
 int scs_set_thread_name(unsigned long thread, const char *name);
 
+/// `malloc_trim` (malloc.h, not in Swift's Glibc module): gives the heap's free pages
+/// back to the system. Returns 1 when memory was released.
+int scs_malloc_trim(size_t pad);
+
 /// `gettid`: the calling thread's id (for per-thread `setpriority`).
 pid_t scs_gettid(void);
 

@@ -93,6 +93,10 @@ final class SignerHost: Sendable {
     private static func supervise(process: SignerProcess, instance: Int, hub: EventHub, group: any EventLoopGroup,
                                   logger: Logger, report: @escaping @Sendable (SignerFact) async -> Void) async {
         let prefix = "signer[\(process.pid)]"
+        // A signer that floods its output must not flood the journal: a hundred lines
+        // per ten seconds each, then a count of what was held back.
+        let stdoutLog = RateLimitedLog(burst: 100, per: .seconds(10)) { logger.info("\(prefix): \($0)") }
+        let stderrLog = RateLimitedLog(burst: 100, per: .seconds(10)) { logger.notice("\(prefix) stderr: \($0)") }
         await withTaskGroup(of: Void.self) { tasks in
             // Readers end at EOF, which comes once the whole group is gone.
             tasks.addTask {
@@ -100,13 +104,13 @@ final class SignerHost: Sendable {
                     if line.split(whereSeparator: \.isWhitespace) == [Substring(heartbeatLine)] {
                         await report(.heartbeat(instance: instance))
                     } else {
-                        logger.info("\(prefix): \(line)")
+                        stdoutLog(line)
                     }
                 }
             }
             tasks.addTask {
                 await readLines(from: process.stderrRead, group: group, logger: logger) { line in
-                    logger.notice("\(prefix) stderr: \(line)")
+                    stderrLog(line)
                 }
             }
             let pump = Task { await pumpEvents(to: process.stdinWrite, hub: hub, group: group, logger: logger, prefix: prefix) }
@@ -147,10 +151,11 @@ final class SignerHost: Sendable {
                         try NIOAsyncChannel<Never, ByteBuffer>(wrappingChannelSynchronously: channel)
                     }
                 }
+            let slowReader = RateLimitedLog(burst: 3, per: .seconds(60)) { logger.warning("\($0)") }
             try await channel.executeThenClose { _, outbound in
                 while !Task.isCancelled {
                     let subscription = hub.subscribe(queueLimit: eventQueueLimit) {
-                        logger.warning("\(prefix) is not reading its events; dropping its backlog (a snapshot follows when it reads again)")
+                        slowReader("\(prefix) is not reading its events; dropping its backlog (a snapshot follows when it reads again)")
                     }
                     defer { subscription.cancel() }
                     for await published in subscription.events {
