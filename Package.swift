@@ -100,6 +100,15 @@ let package = Package(
             ]
         ),
 
+        // libFuzzer targets for every parser that takes outside bytes; scripts/fuzz builds and runs them.
+        .executableTarget(
+            name: "soundscape-fuzz",
+            dependencies: [
+                "Varlink", "SoundscapeCore", "SoundscapeAudio", "SoundscapeLibrary", "SoundscapeDaemon",
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            path: "Fuzz/SoundscapeFuzz"),
+
         .executableTarget(name: "soundscape-bench", dependencies: ["TestSupport", "Varlink", .product(name: "NIOPosix", package: "swift-nio")], path: "Benchmarks/SoundscapeBench"),
 
         // MARK: Tests

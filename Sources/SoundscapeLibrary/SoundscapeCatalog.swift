@@ -77,34 +77,11 @@ public struct SoundscapeCatalog: Sendable {
         let manifestPath = FileSystem.join(base, "manifest.json")
         var listed = Set<String>()
         if let bytes = FileSystem.contents(of: manifestPath) {
-            do {
-                let manifest = try JSONDecoder().decode(Manifest.self, from: Data(bytes))
-                for item in manifest.soundscapes {
-                    // A refused entry's file must not come back as a bare file under another name.
-                    listed.insert(item.file)
-                    guard let id = SoundscapeID(item.id) else {
-                        problems.append("\(manifestPath): invalid soundscape id '\(item.id)'")
-                        continue
-                    }
-                    guard !item.file.contains("/") else {
-                        problems.append("\(manifestPath): '\(item.id)' names a file outside its directory")
-                        continue
-                    }
-                    let gain = item.gain ?? 1
-                    guard gain > 0, gain <= 1 else {
-                        problems.append("\(manifestPath): '\(item.id)' has gain \(gain), expected 0 < gain ≤ 1")
-                        continue
-                    }
-                    insert(SoundscapeEntry(id: id, title: item.title ?? item.id,
-                                           path: FileSystem.join(base, item.file),
-                                           gain: gain, origin: origin))
-                }
-                if takeDefault, let name = manifest.default, let id = SoundscapeID(name) {
-                    defaultID = id
-                }
-            } catch {
-                problems.append("\(manifestPath): \(error)")
-            }
+            let read = Manifest.read(bytes, directory: base, origin: origin)
+            listed = read.listedFiles
+            problems += read.problems.map { "\(manifestPath): \($0)" }
+            for entry in read.entries { insert(entry) }
+            if takeDefault, let id = read.defaultID { defaultID = id }
         }
         let files = FileSystem.entries(of: directory) ?? []
         for file in files.sorted() where file.hasSuffix(".opus") && !listed.contains(file) {

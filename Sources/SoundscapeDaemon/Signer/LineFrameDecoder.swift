@@ -7,20 +7,32 @@ struct LineFrameDecoder: ByteToMessageDecoder {
     typealias InboundOut = String
     let maximumLength: Int
 
-    mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
-        if let newline = buffer.readableBytesView.firstIndex(of: UInt8(ascii: "\n")) {
+    /// The next line (without its newline, or a trailing CR) off the front of
+    /// `buffer`, or a `maximumLength` piece of a longer one; nil when more is
+    /// needed. The whole framing; `decode` adapts it to NIO (and Fuzz/ drives it).
+    static func nextLine(from buffer: inout ByteBuffer, maximumLength: Int) -> String? {
+        let searchable = buffer.readableBytesView.prefix(maximumLength + 1)
+        if let newline = searchable.firstIndex(of: UInt8(ascii: "\n")) {
             let length = newline - buffer.readerIndex
             var line = buffer.readString(length: length) ?? ""
             buffer.moveReaderIndex(forwardBy: 1)
             if line.hasSuffix("\r") { line.removeLast() }
-            context.fireChannelRead(wrapInboundOut(line))
-            return .continue
+            return line
         }
-        if buffer.readableBytes >= maximumLength {
-            context.fireChannelRead(wrapInboundOut(buffer.readString(length: maximumLength) ?? ""))
-            return .continue
+        // Only once the byte after a full piece is here and is not its newline: a line of
+        // exactly `maximumLength` bytes is one line whenever its newline arrives (a finding
+        // of Fuzz/ signer-lines: cut as soon as the limit was reached, it became a piece
+        // and an empty line, depending on how the output was read).
+        if buffer.readableBytes > maximumLength {
+            return buffer.readString(length: maximumLength) ?? ""
         }
-        return .needMoreData
+        return nil
+    }
+
+    mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
+        guard let line = Self.nextLine(from: &buffer, maximumLength: maximumLength) else { return .needMoreData }
+        context.fireChannelRead(wrapInboundOut(line))
+        return .continue
     }
 
     mutating func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws -> DecodingState {
