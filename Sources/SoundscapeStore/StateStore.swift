@@ -26,12 +26,17 @@ public struct PersistedPreferences: Sendable, Equatable {
     public var duckLevel: Int
     public var autoResume: Bool
     public var pinnedSink: String?
+    public var keepAwake: Bool
+    public var notifications: Bool
 
-    public init(interruptionMode: String, duckLevel: Int, autoResume: Bool, pinnedSink: String?) {
+    public init(interruptionMode: String, duckLevel: Int, autoResume: Bool, pinnedSink: String?,
+                keepAwake: Bool = false, notifications: Bool = true) {
         self.interruptionMode = interruptionMode
         self.duckLevel = duckLevel
         self.autoResume = autoResume
         self.pinnedSink = pinnedSink
+        self.keepAwake = keepAwake
+        self.notifications = notifications
     }
 }
 
@@ -229,6 +234,11 @@ public final class StateStore: @unchecked Sendable {
         """
         ALTER TABLE player_state ADD COLUMN paused BOOLEAN NOT NULL DEFAULT 0;
         """,
+        // v4: the desktop preferences (hold a sleep inhibitor; desktop notifications).
+        """
+        ALTER TABLE preferences ADD COLUMN keep_awake BOOLEAN NOT NULL DEFAULT 0;
+        ALTER TABLE preferences ADD COLUMN notifications BOOLEAN NOT NULL DEFAULT 1;
+        """,
     ]
 
     /// The writes the daemon makes while it runs, compiled once at open (`SQLiteConnection.prepare(kept:)`).
@@ -239,11 +249,13 @@ public final class StateStore: @unchecked Sendable {
             wants_playing = excluded.wants_playing, paused = excluded.paused, updated_at = excluded.updated_at
         """
     static let savePreferencesSQL = """
-        INSERT INTO preferences (id, interruption_mode, duck_level, auto_resume, pinned_sink, updated_at)
-        VALUES (1, ?, ?, ?, ?, ?)
+        INSERT INTO preferences (id, interruption_mode, duck_level, auto_resume, pinned_sink,
+            keep_awake, notifications, updated_at)
+        VALUES (1, ?, ?, ?, ?, ?, ?, ?)
         ON CONFLICT(id) DO UPDATE SET interruption_mode = excluded.interruption_mode,
             duck_level = excluded.duck_level, auto_resume = excluded.auto_resume,
-            pinned_sink = excluded.pinned_sink, updated_at = excluded.updated_at
+            pinned_sink = excluded.pinned_sink, keep_awake = excluded.keep_awake,
+            notifications = excluded.notifications, updated_at = excluded.updated_at
         """
     static let checkWritableSQL = "INSERT OR REPLACE INTO health_probe (id, checked_at) VALUES (1, ?)"
 
@@ -322,7 +334,9 @@ public final class StateStore: @unchecked Sendable {
             PersistedPreferences(interruptionMode: $0["interruption_mode"]?.text ?? "pause",
                                  duckLevel: Int($0["duck_level"]?.integer ?? 30),
                                  autoResume: ($0["auto_resume"]?.integer ?? 1) != 0,
-                                 pinnedSink: $0["pinned_sink"]?.text)
+                                 pinnedSink: $0["pinned_sink"]?.text,
+                                 keepAwake: ($0["keep_awake"]?.integer ?? 0) != 0,
+                                 notifications: ($0["notifications"]?.integer ?? 1) != 0)
         }
     }
 
@@ -337,6 +351,7 @@ public final class StateStore: @unchecked Sendable {
         try connection.execute(savePreferencesSQL, [
             .text(preferences.interruptionMode), .integer(Int64(preferences.duckLevel)),
             .integer(preferences.autoResume ? 1 : 0), preferences.pinnedSink.map { .text($0) } ?? .null,
+            .integer(preferences.keepAwake ? 1 : 0), .integer(preferences.notifications ? 1 : 0),
             .real(Clock.unixSeconds()),
         ])
     }

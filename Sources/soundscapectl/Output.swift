@@ -26,6 +26,15 @@ enum Output {
             if let lastExit = signer.lastExit { text += ", last \(lastExit)" }
             rows.append(("Signer", text))
         }
+        if let keepAwake = status.keepAwake {
+            let text: String = switch keepAwake.state {
+            case .idle: "on (nothing held: no session runs)"
+            case .taking: "on (asking logind)"
+            case .held: "on (holding a sleep:idle inhibitor)"
+            case .unavailable: "on, but no inhibitor: " + (keepAwake.detail ?? "unknown reason")
+            }
+            rows.append(("Keep awake", text))
+        }
         for (label, value) in rows {
             print(label.padded(to: 12) + value)
         }
@@ -74,6 +83,8 @@ enum Output {
             ("duck-level", preferences["duckLevel"]?.intValue.map { "\($0)%" } ?? "?"),
             ("auto-resume", preferences["autoResume"]?.boolValue.map { $0 ? "on" : "off" } ?? "?"),
             ("pinned-sink", preferences["pinnedSink"]?.stringValue ?? "none (follow the default)"),
+            ("keep-awake", preferences["keepAwake"]?.boolValue.map { $0 ? "on" : "off" } ?? "?"),
+            ("notifications", preferences["notifications"]?.boolValue.map { $0 ? "on" : "off" } ?? "?"),
         ]
         for (name, value) in rows { print(name.padded(to: 19) + value) }
     }

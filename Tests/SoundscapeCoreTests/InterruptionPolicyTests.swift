@@ -1016,7 +1016,8 @@ extension InterruptionPolicyTests {
 
         @Test func defaults() {
             #expect(Preferences.default == preferences(.pause, duckLevel: 30, autoResume: true, pinnedSink: nil))
-            #expect(Preferences.names == ["interruption-mode", "duck-level", "auto-resume", "pinned-sink"])
+            #expect(Preferences.names == ["interruption-mode", "duck-level", "auto-resume", "pinned-sink", "keep-awake",
+                                          "notifications"])
         }
 
         @Test func interruptionMode() {
@@ -1065,10 +1066,21 @@ extension InterruptionPolicyTests {
             }
         }
 
+        @Test func keepAwakeAndNotifications() {
+            var expected = Preferences.default
+            expected.keepAwake = true
+            #expect(Self.applying("keep-awake", "on") == .success(expected))
+            expected = .default
+            expected.notifications = false
+            #expect(Self.applying("notifications", "off") == .success(expected))
+            #expect(Self.applying("keep-awake", "maybe") == Self.refused("keep-awake must be on or off"))
+            #expect(expected.changedNames(since: .default) == ["notifications"])
+        }
+
         @Test func unknownNames() {
             for name in ["volume", "", "Duck-Level", "interruption_mode"] {
                 #expect(Self.applying(name, "on") == Self.refused(
-                    "unknown preference '\(name)' (known: interruption-mode, duck-level, auto-resume, pinned-sink)"))
+                    "unknown preference '\(name)' (known: interruption-mode, duck-level, auto-resume, pinned-sink, keep-awake, notifications)"))
             }
         }
 
@@ -1076,7 +1088,7 @@ extension InterruptionPolicyTests {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
             #expect(String(decoding: try encoder.encode(Preferences.default), as: UTF8.self)
-                    == #"{"autoResume":true,"duckLevel":30,"interruptionMode":"pause","pinnedSink":null}"#)
+                    == #"{"autoResume":true,"duckLevel":30,"interruptionMode":"pause","keepAwake":false,"notifications":true,"pinnedSink":null}"#)
             let pinned = preferences(.duck, duckLevel: 45, autoResume: false, pinnedSink: usb)
             #expect(try JSONDecoder().decode(Preferences.self, from: encoder.encode(pinned)) == pinned)
             #expect(try JSONDecoder().decode(Preferences.self, from: Data(

@@ -214,7 +214,7 @@ import SoundscapeCore
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         let text = String(decoding: try encoder.encode(status), as: UTF8.self)
-        #expect(text == #"{"ducked":false,"interruptions":[],"isPlaying":true,"route":null,"signer":null,"soundscape":"rain","state":"playing","volume":40,"wantsPlaying":true}"#)
+        #expect(text == #"{"ducked":false,"interruptions":[],"isPlaying":true,"keepAwake":null,"route":null,"signer":null,"soundscape":"rain","state":"playing","volume":40,"wantsPlaying":true}"#)
         #expect(try JSONDecoder().decode(PlayerStatus.self, from: Data(text.utf8)) == status)
     }
 
@@ -233,7 +233,7 @@ import SoundscapeCore
         let json = try object(data)
         #expect(Set(json.keys) == ["seq", "time", "type", "reason", "message",
                                    "state", "isPlaying", "soundscape", "volume", "route", "wantsPlaying", "signer",
-                                   "interruptions", "ducked"])
+                                   "interruptions", "ducked", "keepAwake"])
         #expect(json["seq"] as? Int == 42)
         #expect(json["time"] as? String == "2026-11-20T21:04:05.123Z")
         #expect(json["type"] as? String == "player")

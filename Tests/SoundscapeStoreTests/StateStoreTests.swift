@@ -93,7 +93,8 @@ import Testing
     @Test func preferencesSurviveReopening() throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let saved = PersistedPreferences(interruptionMode: "duck", duckLevel: 25, autoResume: false, pinnedSink: "headset")
+        let saved = PersistedPreferences(interruptionMode: "duck", duckLevel: 25, autoResume: false, pinnedSink: "headset",
+                                         keepAwake: true, notifications: false)
         do {
             let store = try StateStore(directory: directory)
             #expect(try store.loadPreferences() == nil)
@@ -101,6 +102,25 @@ import Testing
             try store.save(saved)
         }
         #expect(try StateStore(directory: directory).loadPreferences() == saved)
+    }
+
+    /// A v3 database (before keep-awake and notifications) keeps its preferences and gets the defaults.
+    @Test func preferencesFromBeforeTheDesktopColumnsTakeTheirDefaults() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        do {
+            let old = try SQLiteConnection(path: directory + "/" + StateStore.fileName)
+            for migration in StateStore.migrations.prefix(3) {
+                for statement in migration.split(separator: ";") where !statement.allSatisfy(\.isWhitespace) {
+                    _ = try old.execute(String(statement))
+                }
+            }
+            _ = try old.execute("PRAGMA user_version = 3")
+            _ = try old.execute("INSERT INTO preferences VALUES (1, 'duck', 20, 0, NULL, 0)")
+        }
+        let store = try StateStore(directory: directory)
+        #expect(try store.loadPreferences() == PersistedPreferences(interruptionMode: "duck", duckLevel: 20, autoResume: false,
+                                                                   pinnedSink: nil, keepAwake: false, notifications: true))
     }
 
     /// Databases written by the GRDB-based builds kept their schema version in

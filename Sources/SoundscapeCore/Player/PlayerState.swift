@@ -50,6 +50,8 @@ public enum EventReason: String, Sendable, Codable, CaseIterable {
     case signerStopped
     /// The signer host stopped sending heartbeats and is being restarted.
     case signerHung
+    /// A preference was set (message: which; GetPreferences has their values).
+    case preferencesChanged
     /// Not a change: the first message of a subscription, carrying the current
     /// state and the `seq` of the latest event, so the next event is `seq + 1`.
     case snapshot

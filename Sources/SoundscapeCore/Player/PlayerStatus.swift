@@ -17,6 +17,8 @@ public struct PlayerStatus: Sendable, Equatable, Codable {
     public var interruptions: [String] = []
     /// Whether the volume is lowered for a call (interruption mode `duck`).
     public var ducked = false
+    /// The sleep inhibitor, present while the `keep-awake` preference is on.
+    public var keepAwake: KeepAwakeStatus?
 
     public init(state: PlayerState, isPlaying: Bool, soundscape: SoundscapeID, volume: Volume,
                 route: String?, wantsPlaying: Bool, signer: SignerStatus? = nil) {
@@ -30,7 +32,7 @@ public struct PlayerStatus: Sendable, Equatable, Codable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case state, isPlaying, soundscape, volume, route, wantsPlaying, signer, interruptions, ducked
+        case state, isPlaying, soundscape, volume, route, wantsPlaying, signer, interruptions, ducked, keepAwake
     }
 
     public init(from decoder: any Decoder) throws {
@@ -44,6 +46,7 @@ public struct PlayerStatus: Sendable, Equatable, Codable {
         signer = try container.decodeIfPresent(SignerStatus.self, forKey: .signer)
         interruptions = try container.decodeIfPresent([String].self, forKey: .interruptions) ?? []
         ducked = try container.decodeIfPresent(Bool.self, forKey: .ducked) ?? false
+        keepAwake = try container.decodeIfPresent(KeepAwakeStatus.self, forKey: .keepAwake)
     }
 
     /// Writes `route` as an explicit null: clients test for it, not for a missing key.
@@ -58,5 +61,6 @@ public struct PlayerStatus: Sendable, Equatable, Codable {
         try container.encode(signer, forKey: .signer)
         try container.encode(interruptions, forKey: .interruptions)
         try container.encode(ducked, forKey: .ducked)
+        try container.encode(keepAwake, forKey: .keepAwake)
     }
 }

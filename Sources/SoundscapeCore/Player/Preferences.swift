@@ -17,17 +17,26 @@ public struct Preferences: Sendable, Equatable, Codable {
     public var autoResume: Bool
     /// Play to this sink (`node.name`) whenever it exists, instead of following the default.
     public var pinnedSink: String?
+    /// Hold a logind sleep inhibitor while a keep-alive session runs (see `KeepAwake`).
+    public var keepAwake: Bool
+    /// Let the desktop companion raise notifications when the keep-alive breaks.
+    public var notifications: Bool
 
     public static let `default` = Preferences(interruptionMode: .pause, duckLevel: 30, autoResume: true, pinnedSink: nil)
 
-    public init(interruptionMode: InterruptionMode, duckLevel: Int, autoResume: Bool, pinnedSink: String?) {
+    public init(interruptionMode: InterruptionMode, duckLevel: Int, autoResume: Bool, pinnedSink: String?,
+                keepAwake: Bool = false, notifications: Bool = true) {
         self.interruptionMode = interruptionMode
         self.duckLevel = duckLevel
         self.autoResume = autoResume
         self.pinnedSink = pinnedSink
+        self.keepAwake = keepAwake
+        self.notifications = notifications
     }
 
-    private enum CodingKeys: String, CodingKey { case interruptionMode, duckLevel, autoResume, pinnedSink }
+    private enum CodingKeys: String, CodingKey {
+        case interruptionMode, duckLevel, autoResume, pinnedSink, keepAwake, notifications
+    }
 
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
@@ -35,10 +44,22 @@ public struct Preferences: Sendable, Equatable, Codable {
         try container.encode(duckLevel, forKey: .duckLevel)
         try container.encode(autoResume, forKey: .autoResume)
         try container.encode(pinnedSink, forKey: .pinnedSink)
+        try container.encode(keepAwake, forKey: .keepAwake)
+        try container.encode(notifications, forKey: .notifications)
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        interruptionMode = try container.decode(InterruptionMode.self, forKey: .interruptionMode)
+        duckLevel = try container.decode(Int.self, forKey: .duckLevel)
+        autoResume = try container.decode(Bool.self, forKey: .autoResume)
+        pinnedSink = try container.decodeIfPresent(String.self, forKey: .pinnedSink)
+        keepAwake = try container.decodeIfPresent(Bool.self, forKey: .keepAwake) ?? false
+        notifications = try container.decodeIfPresent(Bool.self, forKey: .notifications) ?? true
     }
 
     /// The names `soundscapectl set` accepts, and how their values are written.
-    public static let names = ["interruption-mode", "duck-level", "auto-resume", "pinned-sink"]
+    public static let names = ["interruption-mode", "duck-level", "auto-resume", "pinned-sink", "keep-awake", "notifications"]
 
     public struct ValueError: Error, Sendable, Equatable, CustomStringConvertible {
         public let description: String
@@ -58,11 +79,11 @@ public struct Preferences: Sendable, Equatable, Codable {
             }
             duckLevel = level
         case "auto-resume":
-            switch value.lowercased() {
-            case "on", "true", "yes", "1": autoResume = true
-            case "off", "false", "no", "0": autoResume = false
-            default: throw ValueError(description: "auto-resume must be on or off")
-            }
+            autoResume = try Self.onOff(name, value)
+        case "keep-awake":
+            keepAwake = try Self.onOff(name, value)
+        case "notifications":
+            notifications = try Self.onOff(name, value)
         case "pinned-sink":
             if value.isEmpty || value == "none" || value == "default" {
                 pinnedSink = nil
@@ -74,6 +95,26 @@ public struct Preferences: Sendable, Equatable, Codable {
             }
         default:
             throw ValueError(description: "unknown preference '\(name)' (known: \(Self.names.joined(separator: ", ")))")
+        }
+    }
+
+    /// The `soundscapectl set` names whose values differ from `old`'s.
+    public func changedNames(since old: Preferences) -> [String] {
+        var names: [String] = []
+        if interruptionMode != old.interruptionMode { names.append("interruption-mode") }
+        if duckLevel != old.duckLevel { names.append("duck-level") }
+        if autoResume != old.autoResume { names.append("auto-resume") }
+        if pinnedSink != old.pinnedSink { names.append("pinned-sink") }
+        if keepAwake != old.keepAwake { names.append("keep-awake") }
+        if notifications != old.notifications { names.append("notifications") }
+        return names
+    }
+
+    private static func onOff(_ name: String, _ value: String) throws(ValueError) -> Bool {
+        switch value.lowercased() {
+        case "on", "true", "yes", "1": return true
+        case "off", "false", "no", "0": return false
+        default: throw ValueError(description: "\(name) must be on or off")
         }
     }
 }

@@ -28,6 +28,8 @@ public struct SignerStatus: Sendable, Equatable, Codable {
     public var restarts: Int
     /// How the last instance ended, in words.
     public var lastExit: String?
+    /// What to call it in messages: its program's name (the daemon fills it in).
+    public var name: String?
 
     public init(state: State, pid: Int?, restarts: Int, lastExit: String?) {
         self.state = state
@@ -36,7 +38,7 @@ public struct SignerStatus: Sendable, Equatable, Codable {
         self.lastExit = lastExit
     }
 
-    private enum CodingKeys: String, CodingKey { case state, pid, restarts, lastExit }
+    private enum CodingKeys: String, CodingKey { case state, pid, restarts, lastExit, name }
 
     /// `pid` and `lastExit` are written as explicit nulls, like `route`.
     public func encode(to encoder: any Encoder) throws {
@@ -45,5 +47,6 @@ public struct SignerStatus: Sendable, Equatable, Codable {
         try container.encode(pid, forKey: .pid)
         try container.encode(restarts, forKey: .restarts)
         try container.encode(lastExit, forKey: .lastExit)
+        try container.encodeIfPresent(name, forKey: .name)
     }
 }

@@ -30,7 +30,15 @@ enum PlayerInterfaceDefinition {
           # What interrupts playback now.
           interruptions: []string,
           # The volume is lowered for a call (interruption mode duck).
-          ducked: bool
+          ducked: bool,
+          # The sleep inhibitor; null while the keep-awake preference is off.
+          keepAwake: ?KeepAwake
+        )
+
+        type KeepAwake (
+          state: \(members(KeepAwakeStatus.State.self)),
+          # Why it could not be taken (state unavailable).
+          detail: ?string
         )
 
         type Preferences (
@@ -39,7 +47,11 @@ enum PlayerInterfaceDefinition {
           duckLevel: int,
           autoResume: bool,
           # Play to this sink whenever it exists; null follows the default.
-          pinnedSink: ?string
+          pinnedSink: ?string,
+          # Hold a logind sleep:idle inhibitor while a keep-alive session runs.
+          keepAwake: bool,
+          # Desktop notifications (raised by soundscaped-desktop) when the keep-alive breaks.
+          notifications: bool
         )
 
         type Signer (
@@ -48,7 +60,9 @@ enum PlayerInterfaceDefinition {
           # Restarts since the session began.
           restarts: int,
           # How the last instance ended, in words.
-          lastExit: ?string
+          lastExit: ?string,
+          # Its program's name, for messages.
+          name: ?string
         )
 
         type Event (
@@ -71,7 +85,8 @@ enum PlayerInterfaceDefinition {
           wantsPlaying: bool,
           signer: ?Signer,
           interruptions: []string,
-          ducked: bool
+          ducked: bool,
+          keepAwake: ?KeepAwake
         )
 
         type Soundscape (
@@ -114,7 +129,8 @@ enum PlayerInterfaceDefinition {
         method GetPreferences() -> (preferences: Preferences)
 
         # name: interruption-mode (pause|duck|ignore), duck-level (0-100),
-        # auto-resume (on|off), pinned-sink (a node.name, or none).
+        # auto-resume (on|off), pinned-sink (a node.name, or none),
+        # keep-awake (on|off), notifications (on|off).
         method SetPreference(name: string, value: string) -> (preferences: Preferences)
 
         method ListSoundscapes() -> (soundscapes: []Soundscape, default: string)

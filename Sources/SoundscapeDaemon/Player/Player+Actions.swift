@@ -12,6 +12,7 @@ extension Player {
         for action in machine.handle(input, now: now) { perform(action) }
         settled(now: now)
         reconcileSigner()
+        reconcileKeepAwake()
     }
 
     private func perform(_ action: PlayerMachine.Action) {
@@ -34,7 +35,8 @@ extension Player {
         case .persistPreferences(let preferences):
             keeper.save(PersistedPreferences(
                 interruptionMode: preferences.interruptionMode.rawValue, duckLevel: preferences.duckLevel,
-                autoResume: preferences.autoResume, pinnedSink: preferences.pinnedSink))
+                autoResume: preferences.autoResume, pinnedSink: preferences.pinnedSink,
+                keepAwake: preferences.keepAwake, notifications: preferences.notifications))
         case .emit(let reason, let message, let cause):
             hub.publish(type: .player, reason: reason, message: message, cause: cause, status: currentStatus())
         case .setTarget(let sink):

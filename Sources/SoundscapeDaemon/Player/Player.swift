@@ -42,10 +42,14 @@ public actor Player {
         public var hub: EventHub
         public var worker: WorkerThread
         public var logger: Logger
+        /// The daemon's environment (children such as `systemd-inhibit` take what they need of it).
+        public var environment: [String: String]
 
         public init(output: any AudioOutput, outputEvents: AsyncStream<AudioOutputEvent>,
                     outputEventSink: AsyncStream<AudioOutputEvent>.Continuation, store: StateStore?,
-                    locations: SoundscapeCatalog.Locations, hub: EventHub, worker: WorkerThread, logger: Logger) {
+                    locations: SoundscapeCatalog.Locations, hub: EventHub, worker: WorkerThread, logger: Logger,
+                    environment: [String: String] = [:]) {
+            self.environment = environment
             self.output = output
             self.outputEvents = outputEvents
             self.outputEventSink = outputEventSink
@@ -96,6 +100,11 @@ public actor Player {
     /// A reload removed the signer host: it is being stopped, and must not start again meanwhile.
     var signerRetiring = false
     private var fadeDone = false
+    /// The `keep-awake` preference's sleep inhibitor (see `Player+KeepAwake.swift`).
+    var keepAwake = KeepAwakeMachine()
+    var inhibitors: [Int: SleepInhibitor] = [:]
+    /// What `systemd-inhibit` runs with (PATH, the system bus address).
+    let inhibitorEnvironment: [String: String]
     private var fadeWaiters: [CheckedContinuation<Void, Never>] = []
 
     init(_ dependencies: Dependencies, signerHost: SignerHost? = nil,
@@ -113,6 +122,7 @@ public actor Player {
         machine = PlayerMachine(desired: DesiredState(intent: .stopped, soundscape: SoundscapeCatalog.fallbackDefault,
                                                       volume: .default), configuration: configuration)
         self.signerHost = signerHost
+        inhibitorEnvironment = SleepInhibitor.environment(from: dependencies.environment)
     }
 
     // MARK: Commands
@@ -176,9 +186,17 @@ public actor Player {
     /// `soundscapectl set NAME VALUE`; a bad name or value is refused, nothing changes.
     public func setPreference(_ name: String, to value: String) async throws(Preferences.ValueError) -> Preferences {
         await untilRunning()
-        var preferences = machine.preferences
+        let before = machine.preferences
+        var preferences = before
         try preferences.set(name, to: value)
         apply(.setPreferences(preferences))
+        // An echo of the command, after what it caused (a resume, a duck): for clients that
+        // act on a preference, such as the desktop companion's notifications.
+        let changed = machine.preferences.changedNames(since: before)
+        if !changed.isEmpty {
+            hub.publish(type: .player, reason: .preferencesChanged, message: changed.joined(separator: ", "),
+                        status: currentStatus())
+        }
         return machine.preferences
     }
 
@@ -191,6 +209,10 @@ public actor Player {
     func currentStatus() -> PlayerStatus {
         var status = machine.status(now: .now)
         status.signer = signer?.status
+        if let program = signerHost?.configuration.command.first {
+            status.signer?.name = program.split(separator: "/").last.map(String.init) ?? program
+        }
+        status.keepAwake = keepAwake.status(preferenceOn: machine.preferences.keepAwake)
         return status
     }
 
@@ -253,6 +275,7 @@ public actor Player {
             await self?.fadeOutFinished()
         }
         await stopSigner()
+        reconcileKeepAwake()
         if !fadeDone { await withCheckedContinuation { fadeWaiters.append($0) } }
         fadeTimeout.cancel()
         for task in tickTasks.values { task.cancel() }
@@ -308,6 +331,8 @@ public actor Player {
             preferences.duckLevel = min(max(saved.duckLevel, 0), 100)
             preferences.autoResume = saved.autoResume
             preferences.pinnedSink = saved.pinnedSink
+            preferences.keepAwake = saved.keepAwake
+            preferences.notifications = saved.notifications
         }
         var failure = await open(desired.soundscape)
         if let error = failure, desired.soundscape != catalog.defaultID {
