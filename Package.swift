@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .executable(name: "soundscaped", targets: ["soundscaped"]),
         .executable(name: "soundscapectl", targets: ["soundscapectl"]),
+        .executable(name: "soundscaped-desktop", targets: ["soundscaped-desktop"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
@@ -30,6 +31,12 @@ let package = Package(
             name: "COpusFile",
             pkgConfig: "opusfile",
             providers: [.apt(["libopusfile-dev"])]
+        ),
+        // sd-bus, for the desktop companion only (the daemon stays D-Bus-free).
+        .systemLibrary(
+            name: "CSystemdBus",
+            pkgConfig: "libsystemd",
+            providers: [.apt(["libsystemd-dev"])]
         ),
         .target(
             name: "CSoundscapeShims",
@@ -77,6 +84,11 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
+        // The desktop companion: MPRIS and notifications on the session bus, a varlink client of the daemon.
+        .target(
+            name: "SoundscapeDesktop",
+            dependencies: ["SoundscapeCore", "CSystemdBus", .product(name: "Logging", package: "swift-log")]
+        ),
 
         // MARK: Executables
         .executableTarget(
@@ -99,6 +111,14 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
+        .executableTarget(
+            name: "soundscaped-desktop",
+            dependencies: [
+                "SoundscapeDesktop", "SoundscapeCore", "SoundscapeSystem",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
 
         // libFuzzer targets for every parser that takes outside bytes; scripts/fuzz builds and runs them.
         .executableTarget(
@@ -114,6 +134,7 @@ let package = Package(
         // MARK: Tests
         .testTarget(name: "SoundscapeCoreTests", dependencies: ["SoundscapeCore"]),
         .testTarget(name: "SoundscapeSystemTests", dependencies: ["SoundscapeSystem"]),
+        .testTarget(name: "SoundscapeDesktopTests", dependencies: ["SoundscapeDesktop", "SoundscapeCore"]),
         .testTarget(name: "VarlinkTests", dependencies: [
             "Varlink", "TestSupport",
             .product(name: "NIOCore", package: "swift-nio"),

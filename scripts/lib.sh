@@ -4,10 +4,11 @@
 
 ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
 
-# Build and run time: PipeWire, Opus, SQLite. Tests add the graph's daemons and tools.
+# Build and run time: PipeWire, Opus, SQLite, sd-bus (the desktop companion). Tests add the graph's daemons and tools.
 RUNTIME_PACKAGES=(pkg-config libpipewire-0.3-dev libspa-0.2-dev libopus-dev libopusfile-dev libsqlite3-dev
-                  pipewire pipewire-bin wireplumber dbus-daemon)
-TEST_PACKAGES=(sox opus-tools python3 python3-venv procps)
+                  libsystemd-dev pipewire pipewire-bin wireplumber dbus-daemon)
+# systemd: busctl and systemd-inhibit; playerctl and python3-dbusmock for the desktop tests.
+TEST_PACKAGES=(sox opus-tools python3 python3-venv procps systemd playerctl python3-dbusmock)
 # What the Swift toolchain itself needs on Debian 12 (from swift.org's install guide).
 SWIFT_PACKAGES=(binutils git gnupg2 libc6-dev libcurl4-openssl-dev libedit2 libgcc-12-dev libpython3-dev
                 libsqlite3-0 libstdc++-12-dev libxml2-dev libz3-dev tzdata unzip zlib1g-dev curl ca-certificates)

@@ -16,6 +16,7 @@ struct Options: Codable, Sendable {
     var playTrials = 5
     var switchTrials = 4
     var idleSeconds: Double = 10
+    var companionSeconds: Double = 10
     var clientThreads = 1
     var silenceThresholdDB: Float = -60
     var daemonDetails = true
@@ -44,6 +45,7 @@ struct Options: Codable, Sendable {
           --play-trials N      Play → first audio repetitions (default 5)
           --switch-trials N    soundscape switches (default 4)
           --idle-seconds N     stopped-daemon window (default 10)
+          --companion-seconds N  soundscaped-desktop beside the playing daemon, quiet and busy windows (default 10; 0 skips)
           --client-threads N   event-loop threads of the bench's varlink clients (default 1)
           --long-minutes N     control under load: a cold Play of an N-minute soundscape (default 40; 0 skips)
           --list-files N       control under load: ListSoundscapes over N more files (default 200; 0 skips)
@@ -91,6 +93,7 @@ struct Options: Codable, Sendable {
             case "--play-trials": o.playTrials = try integer(try value())
             case "--switch-trials": o.switchTrials = try integer(try value())
             case "--idle-seconds": o.idleSeconds = try number(try value())
+            case "--companion-seconds": o.companionSeconds = try number(try value())
             case "--client-threads": o.clientThreads = max(1, try integer(try value()))
             case "--long-minutes": o.longMinutes = try integer(try value())
             case "--list-files": o.listFiles = try integer(try value())

@@ -89,6 +89,7 @@ struct BenchReport: Codable, Sendable {
     var playToFirstAudio: [FirstAudioTrial] = []
     var switches: [SwitchTrial] = []
     var idle: IdleResult?
+    var companion: CompanionResult?
     var errors: [String] = []
 }
 
@@ -184,6 +185,7 @@ enum Render {
 
         let alone = !report.controlLatency.isEmpty || !report.controlUnderLoad.isEmpty || !report.fanOut.isEmpty || !report.fanOutErrors.isEmpty
             || !report.playToFirstAudio.isEmpty || !report.switches.isEmpty || report.idle != nil
+            || report.companion != nil
         if alone { out += "\n## soundscaped alone\n\n" }
         if !report.controlUnderLoad.isEmpty {
             out += "Control while the daemon works (GetStatus every \(f(report.controlUnderLoad[0].intervalMs, 1)) ms on a second connection; target max < 5 ms, p99 < 1 ms):\n\n"
@@ -253,6 +255,14 @@ enum Render {
                 out += "  waking threads: " + busy.map { String(format: "%@ %.2f/s", $0.name, $0.voluntaryPerSecond) }
                     .joined(separator: ", ") + "\n"
             }
+        }
+        if let companion = report.companion {
+            let q = companion.quiet, d = companion.daemonQuiet, b = companion.busy
+            out += String(format: "Desktop companion while soundscaped plays, %.0f s without changes: soundscaped-desktop %.2f wakeups/s, peak RSS %.1f MB, %d threads; soundscaped %.2f wakeups/s, peak RSS %.1f MB (companion/daemon RSS %.2f)\n",
+                          q.seconds, q.voluntarySwitchesPerSecond, q.peakRSSMB, q.maxThreads,
+                          d.voluntarySwitchesPerSecond, d.peakRSSMB, q.peakRSSMB / max(d.peakRSSMB, 0.001))
+            out += String(format: "  with %d volume changes in %.0f s (an event and a PropertiesChanged each): %.1f wakeups/s, CPU %.3f s, peak RSS %.1f MB\n",
+                          companion.busyChanges, b.seconds, b.voluntarySwitchesPerSecond, b.cpuSeconds, b.peakRSSMB)
         }
         if !report.errors.isEmpty { out += "\nerrors:\n" + report.errors.map { "  \($0)" }.joined(separator: "\n") + "\n" }
         return out

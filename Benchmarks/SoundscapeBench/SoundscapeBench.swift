@@ -177,6 +177,14 @@ struct Bench {
                     report.errors.append("play to first audio: \(error)")
                 }
             }
+            if options.companionSeconds > 0 {
+                do {
+                    _ = try await daemon.call("Play", ["soundscape": .string(soundscape)])
+                    report.companion = try await CompanionBench(daemon: daemon, graph: graph).run(seconds: options.companionSeconds)
+                } catch {
+                    report.errors.append("companion: \(error)")
+                }
+            }
             if options.idleSeconds > 0 {
                 do {
                     report.idle = try await bench.idle(seconds: options.idleSeconds)

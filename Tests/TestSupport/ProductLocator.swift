@@ -42,6 +42,8 @@ public enum ProductLocator {
 
     public static func soundscapectl() throws -> URL { try executable(named: "soundscapectl") }
 
+    public static func soundscapedDesktop() throws -> URL { try executable(named: "soundscaped-desktop") }
+
     /// Directories that may be the products dir: the test binary's directory
     /// and its ancestors up to three levels (covers macOS `.xctest` bundles).
     static func candidateDirectories() -> [URL] {

@@ -29,12 +29,13 @@ final class Soundscaped: @unchecked Sendable {
     /// (a command that ends by exec'ing its arguments, such as an `unshare`
     /// wrapper), the daemon is started through it, as the same process.
     @discardableResult
-    func start(arguments: [String]? = nil, launcher: [String] = []) throws -> ChildProcess {
+    func start(arguments: [String]? = nil, launcher: [String] = [], environment: [String: String] = [:]) throws -> ChildProcess {
         if let arguments { extraArguments = arguments }
         let daemon = [try ProductLocator.soundscaped().path,
                       "--socket", socket, "--state-dir", stateDirectory.path, "--log-level", "debug"] + extraArguments
         let command = launcher + daemon
-        let child = try graph.spawn(command[0], Array(command.dropFirst()), name: "soundscaped")
+        let child = try graph.spawn(command[0], Array(command.dropFirst()), name: "soundscaped",
+                                    extraEnvironment: environment)
         process = child
         try waitUntil(timeout: .seconds(10), "soundscaped to answer on its socket\n\(graph.logTail(lines: 30))") {
             guard child.isRunning else { throw HarnessError("soundscaped exited: \(String(describing: child.exitStatus))\n\(graph.logTail(lines: 30))") }

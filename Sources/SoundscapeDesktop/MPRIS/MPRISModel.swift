@@ -1,0 +1,138 @@
+import SoundscapeCore
+
+/// What the MPRIS object shows, computed from the daemon's status alone, so
+/// it is tested without a bus and every property is re-derived on each event
+/// (nothing is patched incrementally, nothing can drift).
+///
+/// Mapping (see docs/desktop.md):
+/// - `PlaybackStatus`: Playing while the user wants sound (also while the
+///   daemon is recovering it: the notification covers a breakage); Paused when
+///   paused or interrupted (a call); Stopped when stopped or the daemon is away.
+/// - `Metadata`: the soundscape's id as `mpris:trackid`, its manifest title as
+///   `xesam:title`; `xesam:artist` is the line the Now Playing panel shows under
+///   the title, so it carries the signer's state ("Signer running"); the icon as
+///   `mpris:artUrl`.
+/// - `Volume`: the daemon's percentage as 0.0–1.0.
+public struct MPRISModel: Sendable, Equatable {
+    public static let playerInterface = "org.mpris.MediaPlayer2.Player"
+    public static let rootInterface = "org.mpris.MediaPlayer2"
+    public static let objectPath = "/org/mpris/MediaPlayer2"
+    public static let busName = "org.mpris.MediaPlayer2.soundscaped"
+
+    /// The daemon's status; nil while it cannot be reached.
+    public var status: PlayerStatus?
+    /// Soundscape titles by id, from `ListSoundscapes`.
+    public var titles: [String: String]
+    /// `file://` URL of the icon, if it is installed.
+    public var artURL: String?
+
+    public init(status: PlayerStatus? = nil, titles: [String: String] = [:], artURL: String? = nil) {
+        self.status = status
+        self.titles = titles
+        self.artURL = artURL
+    }
+
+    public var playbackStatus: String {
+        guard let status else { return "Stopped" }
+        switch status.state {
+        case .playing, .recovering: return "Playing"
+        case .paused, .interrupted: return "Paused"
+        case .stopped: return "Stopped"
+        }
+    }
+
+    /// The line under the title: whether the keep-alive's signer runs.
+    public var signerLine: String {
+        guard let status else { return "soundscaped is not running" }
+        guard let signer = status.signer else { return "No signer configured" }
+        let name = signer.name ?? "Signer"
+        switch signer.state {
+        case .running: return "\(name) running"
+        case .starting, .restarting: return "\(name) starting"
+        case .stopping, .stopped: return "\(name) stopped"
+        case .failed: return "\(name) failed" + (signer.lastExit.map { " (\($0))" } ?? "")
+        }
+    }
+
+    public var metadata: [String: BusValue] {
+        var metadata: [String: BusValue] = [
+            "xesam:artist": .strings([signerLine]),
+            "xesam:album": .string("Keep-alive soundscape"),
+        ]
+        if let status {
+            let id = status.soundscape.rawValue
+            metadata["mpris:trackid"] = .objectPath(Self.trackID(for: id))
+            metadata["xesam:title"] = .string(titles[id] ?? id)
+        } else {
+            metadata["mpris:trackid"] = .objectPath("/org/mpris/MediaPlayer2/TrackList/NoTrack")
+            metadata["xesam:title"] = .string("Soundscape")
+        }
+        if let artURL { metadata["mpris:artUrl"] = .string(artURL) }
+        return metadata
+    }
+
+    public var volume: Double {
+        Double(status?.volume.percent ?? 0) / 100
+    }
+
+    /// Every property of the Player interface.
+    public var playerProperties: [String: BusValue] {
+        [
+            "PlaybackStatus": .string(playbackStatus),
+            "Metadata": .dictionary(metadata),
+            "Volume": .double(volume),
+            "Position": .int64(0),
+            "Rate": .double(1),
+            "MinimumRate": .double(1),
+            "MaximumRate": .double(1),
+            "CanGoNext": .bool(true),
+            "CanGoPrevious": .bool(true),
+            "CanPlay": .bool(true),
+            "CanPause": .bool(true),
+            "CanSeek": .bool(false),
+            "CanControl": .bool(true),
+        ]
+    }
+
+    /// Every property of the root interface.
+    public static let rootProperties: [String: BusValue] = [
+        "Identity": .string("Soundscape"),
+        "DesktopEntry": .string("soundscaped"),
+        "CanQuit": .bool(false),
+        "CanRaise": .bool(false),
+        "HasTrackList": .bool(false),
+        "SupportedUriSchemes": .strings([]),
+        "SupportedMimeTypes": .strings([]),
+    ]
+
+    /// The Player properties whose value differs from `old`'s (for PropertiesChanged).
+    public func changedPlayerProperties(since old: MPRISModel) -> [String: BusValue] {
+        let before = old.playerProperties
+        return playerProperties.filter { before[$0.key] != $0.value }
+    }
+
+    /// A D-Bus object path per soundscape: ids may hold characters a path may
+    /// not (only [A-Za-z0-9_] are allowed), so every other byte becomes _XX.
+    public static func trackID(for id: String) -> String {
+        var element = ""
+        for byte in id.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                 UInt8(ascii: "0")...UInt8(ascii: "9"):
+                element.append(Character(Unicode.Scalar(byte)))
+            default:
+                let hex = String(byte, radix: 16, uppercase: true)
+                element += "_" + (hex.count == 1 ? "0" + hex : hex)
+            }
+        }
+        return "/io/soundscaped/soundscape/" + (element.isEmpty ? "_" : element)
+    }
+
+    /// The soundscape `step` places away from the current one in list order, wrapping.
+    public static func neighbour(of current: String, in order: [String], step: Int) -> String? {
+        guard !order.isEmpty else { return nil }
+        guard let index = order.firstIndex(of: current) else { return order[step > 0 ? 0 : order.count - 1] }
+        let count = order.count
+        return order[((index + step) % count + count) % count]
+    }
+}

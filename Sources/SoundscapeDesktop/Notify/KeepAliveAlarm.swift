@@ -1,0 +1,157 @@
+import SoundscapeCore
+
+/// Decides the desktop notifications about the keep-alive: one per incident,
+/// updated in place, never more than one a minute.
+///
+/// It re-derives what is wrong from each status it is given (and on each tick),
+/// never from an "ended" signal:
+/// - the signer host is `failed` (it crashed too often and stays down);
+/// - audio should flow (the user wants sound and nothing interrupts it) but has
+///   not for `silenceThreshold` — PipeWire gone, no usable sink, resume failing;
+/// - the daemon cannot be reached, though the last status wanted a session.
+/// An incident opens when one of these holds and closes with one "restored"
+/// notification once none does. A problem that heals before it was ever shown
+/// raises nothing. A message due less than `minimumInterval` after the last one
+/// waits for it (the newest text wins), so a flapping output cannot spam.
+public struct KeepAliveAlarm: Sendable {
+    public struct Configuration: Sendable, Equatable {
+        public var silenceThreshold: Duration = .seconds(10)
+        public var minimumInterval: Duration = .seconds(60)
+        public init() {}
+    }
+
+    public struct Message: Sendable, Equatable {
+        public var summary: String
+        public var body: String
+        /// Critical while the keep-alive is broken, normal once restored.
+        public var critical: Bool
+        /// Same number: the same incident (update the notification in place).
+        public var incident: Int
+    }
+
+    public enum Action: Sendable, Equatable {
+        case show(Message)
+        /// Look again then (a threshold or the rate limit runs out).
+        case scheduleTick(at: ContinuousClock.Instant)
+    }
+
+    private enum Incident: Equatable {
+        case none
+        /// Open; `shown` once a message about it went out.
+        case open(number: Int, shown: Bool)
+    }
+
+    public let configuration: Configuration
+    private var status: PlayerStatus?
+    /// The last status seen while the daemon could be reached.
+    private var lastKnown: PlayerStatus?
+    private var silentSince: ContinuousClock.Instant?
+    private var incident: Incident = .none
+    private var incidentCount = 0
+    private var lastSent: ContinuousClock.Instant?
+    private var lastMessage: Message?
+    private var enabled = true
+
+    public init(configuration: Configuration = .init()) {
+        self.configuration = configuration
+    }
+
+    /// A new status from the daemon; nil when it cannot be reached.
+    public mutating func update(_ status: PlayerStatus?, now: ContinuousClock.Instant) -> [Action] {
+        self.status = status
+        if let status { lastKnown = status }
+        let silent = Self.shouldSound(status, lastKnown: lastKnown) && !(status?.isPlaying ?? false)
+        if silent {
+            if silentSince == nil { silentSince = now }
+        } else {
+            silentSince = nil
+        }
+        return evaluate(now: now)
+    }
+
+    public mutating func tick(now: ContinuousClock.Instant) -> [Action] {
+        evaluate(now: now)
+    }
+
+    /// The `notifications` preference; off drops what was waiting.
+    public mutating func setEnabled(_ enabled: Bool) {
+        self.enabled = enabled
+    }
+
+    /// Sound should reach a speaker: wanted and not paused or interrupted. An
+    /// unreachable daemon counts when the last status wanted sound.
+    static func shouldSound(_ status: PlayerStatus?, lastKnown: PlayerStatus?) -> Bool {
+        guard let status else {
+            guard let lastKnown else { return false }
+            return lastKnown.wantsPlaying && lastKnown.state != .paused
+        }
+        return status.wantsPlaying && (status.state == .playing || status.state == .recovering)
+    }
+
+    /// What is wrong now, in words (empty: nothing).
+    private func problems(now: ContinuousClock.Instant) -> [String] {
+        var problems: [String] = []
+        if let signer = status?.signer, signer.state == .failed {
+            let name = signer.name ?? "the signer host"
+            problems.append("\(name) keeps crashing and was stopped" + (signer.lastExit.map { " (last \($0))" } ?? "")
+                            + "; press play to try again.")
+        }
+        if let since = silentSince, now - since >= configuration.silenceThreshold {
+            // The threshold, not the running time: the text must not change while the outage lasts.
+            let seconds = configuration.silenceThreshold.components.seconds
+            if let status {
+                let why = status.route == nil ? "no usable sound output" : "the stream does not flow"
+                problems.append("No sound for over \(seconds) s: \(why) (\(status.state.rawValue)).")
+            } else {
+                problems.append("soundscaped has not answered for over \(seconds) s.")
+            }
+        }
+        return problems
+    }
+
+    private mutating func evaluate(now: ContinuousClock.Instant) -> [Action] {
+        var actions: [Action] = []
+        let problems = problems(now: now)
+        var due: Message?
+        switch (incident, problems.isEmpty) {
+        case (.none, false):
+            incidentCount += 1
+            incident = .open(number: incidentCount, shown: false)
+            due = Self.broken(problems, incident: incidentCount)
+        case (.open(let number, _), false):
+            due = Self.broken(problems, incident: number)
+        case (.open(let number, let shown), true):
+            if shown {
+                due = Message(summary: "Keep-alive restored", body: "The soundscape plays and the signer host runs again.",
+                              critical: false, incident: number)
+            } else {
+                incident = .none
+            }
+        case (.none, true):
+            break
+        }
+        if let due, due != lastMessage {
+            if !enabled {
+                // Off: nothing is shown, and a healed incident closes quietly.
+                if !due.critical { incident = .none }
+            } else if let lastSent, now - lastSent < configuration.minimumInterval {
+                actions.append(.scheduleTick(at: lastSent + configuration.minimumInterval))
+            } else {
+                actions.append(.show(due))
+                lastSent = now
+                lastMessage = due
+                if case .open(let number, _) = incident {
+                    incident = due.critical ? .open(number: number, shown: true) : .none
+                }
+            }
+        }
+        if let since = silentSince, now - since < configuration.silenceThreshold {
+            actions.append(.scheduleTick(at: since + configuration.silenceThreshold))
+        }
+        return actions
+    }
+
+    private static func broken(_ problems: [String], incident: Int) -> Message {
+        Message(summary: "Keep-alive broken", body: problems.joined(separator: "\n"), critical: true, incident: incident)
+    }
+}

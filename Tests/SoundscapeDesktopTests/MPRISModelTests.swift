@@ -1,0 +1,74 @@
+import Testing
+import SoundscapeCore
+@testable import SoundscapeDesktop
+
+@Suite struct MPRISModelTests {
+    func status(_ state: PlayerState, soundscape: String = "rain", volume: Int = 40, playing: Bool? = nil,
+                signer: SignerStatus? = nil) -> PlayerStatus {
+        var status = PlayerStatus(state: state, isPlaying: playing ?? (state == .playing),
+                                  soundscape: SoundscapeID(soundscape)!, volume: Volume(clamping: volume), route: "speaker",
+                                  wantsPlaying: state != .stopped && state != .paused)
+        status.signer = signer
+        return status
+    }
+
+    @Test func playbackStatusFollowsTheDaemonsState() {
+        let cases: [(PlayerState, String)] = [
+            (.playing, "Playing"), (.recovering, "Playing"), (.paused, "Paused"), (.interrupted, "Paused"),
+            (.stopped, "Stopped"),
+        ]
+        for (state, expected) in cases {
+            #expect(MPRISModel(status: status(state)).playbackStatus == expected, "\(state)")
+        }
+        #expect(MPRISModel(status: nil).playbackStatus == "Stopped")
+    }
+
+    @Test func metadataCarriesTitleTrackIdArtAndTheSignerLine() {
+        var signer = SignerStatus(state: .running, pid: 42, restarts: 0, lastExit: nil)
+        signer.name = "igloo-signer"
+        let model = MPRISModel(status: status(.playing, signer: signer), titles: ["rain": "Rain"],
+                               artURL: "file:///usr/share/icons/hicolor/scalable/apps/soundscaped.svg")
+        let metadata = model.metadata
+        #expect(metadata["xesam:title"] == .string("Rain"))
+        #expect(metadata["mpris:trackid"] == .objectPath("/io/soundscaped/soundscape/rain"))
+        #expect(metadata["xesam:artist"] == .strings(["igloo-signer running"]))
+        #expect(metadata["mpris:artUrl"] == .string("file:///usr/share/icons/hicolor/scalable/apps/soundscaped.svg"))
+
+        signer.state = .failed
+        signer.lastExit = "exited with status 3"
+        #expect(MPRISModel(status: status(.playing, signer: signer)).signerLine
+                == "igloo-signer failed (exited with status 3)")
+        #expect(MPRISModel(status: status(.playing)).signerLine == "No signer configured")
+        #expect(MPRISModel(status: nil).signerLine == "soundscaped is not running")
+    }
+
+    @Test func trackIdsAreValidObjectPathsForAnyId() {
+        #expect(MPRISModel.trackID(for: "ocean-waves") == "/io/soundscaped/soundscape/ocean_2Dwaves")
+        #expect(MPRISModel.trackID(for: "a.b_c") == "/io/soundscaped/soundscape/a_2Eb_5Fc")
+        #expect(MPRISModel.trackID(for: "ocean-waves") != MPRISModel.trackID(for: "ocean_waves"))
+    }
+
+    @Test func volumeIsAFraction() {
+        #expect(MPRISModel(status: status(.playing, volume: 30)).volume == 0.3)
+        #expect(MPRISModel(status: nil).volume == 0)
+    }
+
+    @Test func onlyChangedPropertiesAreSignalled() {
+        let before = MPRISModel(status: status(.playing), titles: ["rain": "Rain"])
+        var after = before
+        after.status?.volume = Volume(clamping: 55)
+        #expect(after.changedPlayerProperties(since: before) == ["Volume": .double(0.55)])
+        after.status?.state = .paused
+        #expect(Set(after.changedPlayerProperties(since: before).keys) == ["Volume", "PlaybackStatus"])
+        #expect(before.changedPlayerProperties(since: before).isEmpty)
+    }
+
+    @Test func nextAndPreviousCycleInListOrder() {
+        let order = ["forest", "ocean-waves", "rain"]
+        #expect(MPRISModel.neighbour(of: "rain", in: order, step: 1) == "forest")
+        #expect(MPRISModel.neighbour(of: "forest", in: order, step: -1) == "rain")
+        #expect(MPRISModel.neighbour(of: "ocean-waves", in: order, step: 1) == "rain")
+        #expect(MPRISModel.neighbour(of: "gone", in: order, step: 1) == "forest")
+        #expect(MPRISModel.neighbour(of: "rain", in: [], step: 1) == nil)
+    }
+}
