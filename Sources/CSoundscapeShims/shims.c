@@ -58,6 +58,11 @@ struct spa_source *scs_loop_add_event(struct pw_loop *loop,
     return pw_loop_add_event(loop, func, data);
 }
 
+struct spa_source *scs_loop_add_io_in(struct pw_loop *loop, int fd,
+                                      void (*func)(void *data, int fd, uint32_t mask), void *data) {
+    return pw_loop_add_io(loop, fd, SPA_IO_IN, false, func, data);
+}
+
 int scs_loop_signal_event(struct pw_loop *loop, struct spa_source *source) {
     return pw_loop_signal_event(loop, source);
 }

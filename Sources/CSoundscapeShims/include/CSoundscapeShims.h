@@ -43,6 +43,11 @@ const struct spa_pod *scs_build_f32_format(uint8_t *buffer, uint32_t size,
 struct spa_source *scs_loop_add_event(struct pw_loop *loop,
                                       void (*func)(void *data, uint64_t count), void *data);
 
+/// `pw_loop_add_io` is a macro; `func` runs on the loop thread when `fd` is readable
+/// (SPA_IO_IN). The source does not close `fd`.
+struct spa_source *scs_loop_add_io_in(struct pw_loop *loop, int fd,
+                                      void (*func)(void *data, int fd, uint32_t mask), void *data);
+
 /// `pw_loop_signal_event` is a macro; safe to call from any thread (writes an eventfd).
 int scs_loop_signal_event(struct pw_loop *loop, struct spa_source *source);
 

@@ -4,6 +4,7 @@ import CSoundscapeSystem
 import Glibc
 import Logging
 import SoundscapeCore
+import SoundscapeSystem
 import Synchronization
 
 /// The audio output: one `pw_stream` on a `pw_thread_loop`, fed by decoders
@@ -75,6 +76,8 @@ public final class PipeWireOutput: AudioOutput, @unchecked Sendable {
     /// The progress watchdog's view of the stream (see `progressTimerFired`).
     private var watch: Watch = .flowing
     private var probeTimer: UnsafeMutablePointer<spa_source>!
+    /// While the server is away: its socket's directory, watched (see `ServerSocketWatch`).
+    private var socketWatch: (watch: ServerSocketWatch, source: UnsafeMutablePointer<spa_source>)?
 
     private enum Watch: Equatable {
         /// Cycles run (or the stream is not active).
@@ -184,6 +187,7 @@ public final class PipeWireOutput: AudioOutput, @unchecked Sendable {
         scs_loop_destroy_source(mainLoop, reconnectTimer)
         scs_loop_destroy_source(mainLoop, stallDeadline.timer)
         scs_loop_destroy_source(mainLoop, probeTimer)
+        if let socketWatch { scs_loop_destroy_source(mainLoop, socketWatch.source) }
         let (dataLoop, refillSource) = (self.dataLoop, self.refillSource)
         runBlocking(on: dataLoop) { scs_loop_destroy_source(dataLoop, refillSource) }
         pw_context_destroy(context)
@@ -216,6 +220,7 @@ public final class PipeWireOutput: AudioOutput, @unchecked Sendable {
             disarm(reconnectTimer)
             disarm(stopTimer)
             stallDeadline.disarm()
+            stopWatchingForServer()
             tearDown()
         }
     }
@@ -374,6 +379,7 @@ public final class PipeWireOutput: AudioOutput, @unchecked Sendable {
                 events.yield(.graph(facts))
             }
             reconnect.reset()
+            stopWatchingForServer()
             active = false
             streaming = false
             logger.info("connected to PipeWire")
@@ -384,6 +390,7 @@ public final class PipeWireOutput: AudioOutput, @unchecked Sendable {
             if reconnect.current == reconnect.initial {
                 events.yield(.disconnected(reason: "\(error)"))
             }
+            watchForServer()
             arm(reconnectTimer, after: delay)
         }
     }
@@ -415,7 +422,35 @@ public final class PipeWireOutput: AudioOutput, @unchecked Sendable {
         events.yield(.disconnected(reason: message))
         connection?.markBroken()
         reconnect.reset()
+        watchForServer()
         arm(reconnectTimer, after: reconnect.next())
+    }
+
+    /// Watches for the server's socket while it is away (loop thread, lock held).
+    private func watchForServer() {
+        guard socketWatch == nil, !shutDown, let watch = ServerSocketWatch(environment: FileSystem.environment()) else {
+            return
+        }
+        let source = scs_loop_add_io_in(mainLoop, watch.fd, { data, _, _ in
+            Unmanaged<PipeWireOutput>.fromOpaque(data!).takeUnretainedValue().serverSocketChanged()
+        }, Unmanaged.passUnretained(self).toOpaque())
+        guard let source else { return }
+        socketWatch = (watch, source)
+    }
+
+    private func stopWatchingForServer() {
+        guard let socketWatch else { return }
+        scs_loop_destroy_source(mainLoop, socketWatch.source)
+        self.socketWatch = nil
+    }
+
+    /// The socket's directory changed: if the socket appeared, connect now, not at the
+    /// backoff's next step. 20 ms later, since the server binds a moment before it listens.
+    func serverSocketChanged() {
+        guard let socketWatch, socketWatch.watch.socketAppeared(), running, !shutDown else { return }
+        logger.debug("PipeWire's socket appeared; connecting")
+        reconnect.reset()
+        arm(reconnectTimer, after: .milliseconds(20))
     }
 
     func reconnectTimerFired() {
