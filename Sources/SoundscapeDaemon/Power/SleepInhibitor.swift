@@ -5,9 +5,11 @@ import SoundscapeSystem
 /// Holds a logind sleep inhibitor for `KeepAwakeMachine`, through systemd's
 /// own `systemd-inhibit` rather than a D-Bus library in the daemon.
 ///
-/// Why a child and not sd-bus here: the daemon stays D-Bus-free, so its
-/// memory and wake-up figures do not move for a preference most users leave
-/// off (libsystemd and what it links would be mapped into every daemon).
+/// Why a child and not sd-bus here: the daemon keeps no D-Bus connection of
+/// its own (a system-bus connection is one more socket, thread-safety rule and
+/// reconnect to carry on the event loop, for a preference most users leave
+/// off), and the inhibitor's life is then a process's, which nothing in the
+/// daemon has to tend.
 /// `systemd-inhibit` calls exactly `Inhibit("sleep:idle", who, why, "block")`
 /// on the system bus (honouring `DBUS_SYSTEM_BUS_ADDRESS`), keeps the returned
 /// descriptor, and runs a command; logind drops the inhibitor the moment that
