@@ -84,7 +84,8 @@ struct DesktopTests {
             try setup.startCompanion()
 
             try setup.waitForPlayerctl("status", toSay: "Playing")
-            #expect(try setup.playerctl("metadata", "title") == setup.title(of: "alpha"))
+            // The titles come from a ListSoundscapes the companion sends beside its Subscribe.
+            try setup.waitForPlayerctl("metadata", "title", toSay: try setup.title(of: "alpha"))
             try setup.waitForPlayerctl("metadata", "artist", toSay: "igloo-signer running")
             let signer = try #require(try setup.signerPID())
 
