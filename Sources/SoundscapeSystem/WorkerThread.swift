@@ -14,8 +14,10 @@ public final class WorkerThread: Sendable {
 
     /// Starts the thread, named `name` (at most 15 characters show in top), at
     /// `niceness` (Linux: per thread): background work yields the CPU to the
-    /// event loop when both want it, so a client is answered first.
-    public init(name: String, niceness: Int32 = 5) {
+    /// event loop when both want it, so a client is answered first. 19, the
+    /// lowest: at 5 a cold 40-minute play still delayed GetStatus by up to
+    /// 8.6 ms on two cores (docs/performance.md).
+    public init(name: String, niceness: Int32 = 19) {
         let queue = JobQueue()
         self.queue = queue
         BlockingThread.start(stackSize: 512 * 1024) {
