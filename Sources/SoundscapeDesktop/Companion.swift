@@ -123,8 +123,9 @@ public final class Companion {
             backoff.reset()
             logger.info("connected to the daemon (\(event.status.state.rawValue))")
         }
-        if model.titles[event.status.soundscape.rawValue] == nil, event.reason == .soundscapeChanged
-            || event.reason == .snapshot || event.reason == .started {
+        // A soundscape the list does not know was added since it was read. (An empty list is
+        // still on its way: connect asked for it beside the subscription.)
+        if !model.titles.isEmpty, model.titles[event.status.soundscape.rawValue] == nil {
             refreshSoundscapes()
         }
         if event.reason == .preferencesChanged { refreshPreferences() }
