@@ -1,6 +1,4 @@
 import Foundation
-import NIOCore
-import NIOPosix
 import TestSupport
 import Varlink
 #if canImport(Glibc)
@@ -85,43 +83,59 @@ struct ControlUnderLoad {
         }
         defer { for url in made { try? FileManager.default.removeItem(at: url) } }
         log("control under load: GetStatus every \(options.probeIntervalMs) ms during ListSoundscapes over \(options.listFiles) more files")
+        let socket = daemon.socket
         let (latencies, work) = try await probe(while: {
-            var times: [Double] = []
-            for _ in 0..<5 {
-                let t0 = monoNanos()
-                try await daemon.call("ListSoundscapes", timeout: .seconds(30))
-                times.append(secondsBetween(t0, monoNanos()) * 1000)
+            // Raw calls on a thread: the replies (60 KB each) are read, not decoded, so the
+            // bench's own work cannot take the CPU the probe and the daemon need.
+            try await Self.onThread {
+                let connection = try BlockingVarlink(path: socket)
+                var times: [Double] = []
+                for _ in 0..<5 {
+                    let t0 = monoNanos()
+                    try connection.call("\(DaemonUnderTest.interface).ListSoundscapes")
+                    times.append(secondsBetween(t0, monoNanos()) * 1000)
+                }
+                return times
             }
-            return times
         })
         let count = try await daemon.call("ListSoundscapes")["soundscapes"]?.arrayValue?.count ?? 0
         return ControlUnderLoadResult(scenario: "ListSoundscapes ×5 over \(count) soundscapes",
                                       intervalMs: options.probeIntervalMs, latencyMs: Summary(latencies), workMs: work)
     }
 
-    /// Runs `work` on the daemon's main connection while a second connection
-    /// sends GetStatus every `probeIntervalMs`; returns the probes' round trips
-    /// (ms) from half a second before the work until it is done.
+    /// Runs `work` while a second connection sends GetStatus every
+    /// `probeIntervalMs`; returns the probes' round trips (ms) from half a
+    /// second before the work until it is done. The probe is a blocking socket
+    /// on a thread of its own (`BlockingVarlink`), so the bench's executors
+    /// and their work (decoding a long reply) cannot delay it.
     private func probe(while work: @escaping @Sendable () async throws -> [Double]) async throws -> ([Double], [Double]) {
-        // An event loop of its own: the work's replies (a list of 200 entries) are decoded on the
-        // bench's main client loop, which must not delay the probes' replies on our side.
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        defer { Task { try? await group.shutdownGracefully() } }
-        let client = try await VarlinkClient.connect(unixPath: daemon.socket, eventLoopGroup: group)
-        defer { Task { await client.close() } }
+        let connection = try BlockingVarlink(path: daemon.socket)
         let interval = options.probeIntervalMs
         let method = "\(DaemonUnderTest.interface).GetStatus"
+        // SOUNDSCAPE_BENCH_SLOW_PROBE_MS: print each probe slower than this, with its
+        // CLOCK_MONOTONIC times, to line it up with `perf sched record -k CLOCK_MONOTONIC`.
+        let slowProbeMs = ProcessInfo.processInfo.environment["SOUNDSCAPE_BENCH_SLOW_PROBE_MS"].flatMap(Double.init)
         let stop = ManagedAtomicFlag()
-        let prober = Task { () throws -> [Double] in
+        let prober = ProbeThread {
             var samples: [Double] = []
             var next = monoNanos()
             while !stop.isSet {
                 let t0 = monoNanos()
-                _ = try await client.call(method)
-                samples.append(secondsBetween(t0, monoNanos()) * 1000)
+                try connection.call(method)
+                let t1 = monoNanos()
+                samples.append(secondsBetween(t0, t1) * 1000)
+                if let slow = slowProbeMs, secondsBetween(t0, t1) * 1000 > slow {
+                    FileHandle.standardError.write(Data("[bench] slow probe: \(t0) -> \(t1) (CLOCK_MONOTONIC ns)\n".utf8))
+                }
                 next += UInt64(interval * 1_000_000)
                 let now = monoNanos()
-                if next > now { try await Task.sleep(for: .nanoseconds(Int64(next - now))) } else { next = now }
+                if next > now {
+                    var pause = timespec(tv_sec: Int(next - now) / 1_000_000_000, tv_nsec: Int(next - now) % 1_000_000_000)
+                    var left = timespec()
+                    while nanosleep(&pause, &left) != 0 && errno == EINTR { pause = left }
+                } else {
+                    next = now
+                }
             }
             return samples
         }
@@ -131,11 +145,53 @@ struct ControlUnderLoad {
             workTimes = try await work()
         } catch {
             stop.set()
-            _ = try? await prober.value
+            _ = try? await prober.value()
             throw error
         }
         stop.set()
-        return (try await prober.value, workTimes)
+        return (try await prober.value(), workTimes)
+    }
+
+    /// Runs `body` on a thread of its own (blocking calls must not hold a cooperative thread).
+    static func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await ProbeThread(body).value()
+    }
+}
+
+/// A body run on a thread of its own; `value()` waits for its result.
+final class ProbeThread<T: Sendable>: @unchecked Sendable {
+    private let lock = NSCondition()
+    private var result: Result<T, Error>?
+    private var waiter: CheckedContinuation<T, Error>?
+
+    init(_ body: @escaping @Sendable () throws -> T) {
+        let thread = Thread { [self] in
+            let outcome = Result { try body() }
+            lock.lock()
+            if let waiter {
+                self.waiter = nil
+                lock.unlock()
+                waiter.resume(with: outcome)
+            } else {
+                result = outcome
+                lock.unlock()
+            }
+        }
+        thread.stackSize = 1 << 20
+        thread.start()
+    }
+
+    func value() async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            lock.lock()
+            if let result {
+                lock.unlock()
+                continuation.resume(with: result)
+            } else {
+                waiter = continuation
+                lock.unlock()
+            }
+        }
     }
 }
 

@@ -93,9 +93,7 @@ public final class PCMCache: Sendable {
         let build = PCMCacheBuild()
         BlockingThread.start(stackSize: 512 * 1024) { [self] in
             // SCHED_IDLE: the build only ever uses CPU nothing else wants.
-            // (Linux's SCHED_IDLE is 5; Glibc hides the name behind _GNU_SOURCE.)
-            var parameters = sched_param(sched_priority: 0)
-            _ = sched_setscheduler(0, 5, &parameters)
+            WorkerThread.lowerPriorityOfCallingThread()
             let outcome = makeRoom(for: size, soundscape: data.id).map { .failure($0) } ?? write(data, to: path)
             building.withLock { _ = $0.remove(path) }
             switch outcome {
