@@ -15,8 +15,25 @@ struct ControlUnderLoadResult: Codable, Sendable {
     var intervalMs: Double
     /// Round trips in milliseconds, from just before the call to its reply.
     var latencyMs: Summary
+    /// The same without the probes that overlapped a machine stall: a moment
+    /// when a real-time (SCHED_FIFO) canary thread, which preempts every
+    /// normal thread, could not run for over 1 ms. Neither the daemon nor any
+    /// other process can answer then (a non-preemptible kernel section, or the
+    /// virtual CPU itself held up by its host).
+    var latencyOutsideStallsMs: Summary
+    /// Machine stalls the canary saw (count, and the longest in ms).
+    var machineStalls: Int
+    var longestMachineStallMs: Double
     /// How long the loading call itself took, in milliseconds (each repetition).
     var workMs: [Double]
+}
+
+extension ControlUnderLoadResult {
+    init(scenario: String, intervalMs: Double, probed: ControlUnderLoad.Probed) {
+        self.init(scenario: scenario, intervalMs: intervalMs, latencyMs: Summary(probed.latencies),
+                  latencyOutsideStallsMs: Summary(probed.outsideStalls), machineStalls: probed.stalls,
+                  longestMachineStallMs: probed.longestStallMs, workMs: probed.work)
+    }
 }
 
 struct ControlUnderLoad {
@@ -58,7 +75,7 @@ struct ControlUnderLoad {
         try FileManager.default.copyItem(at: source, to: target)
         LongSoundscape.dropFromPageCache(target.path)
         log("control under load: GetStatus every \(options.probeIntervalMs) ms during a cold Play of a \(options.longMinutes)-minute soundscape")
-        let (latencies, work) = try await probe(while: {
+        let probed = try await probe(while: {
             let t0 = monoNanos()
             try await daemon.call("Play", ["soundscape": .string(id)], timeout: .seconds(60))
             // Keep probing while the first seconds play: the cache build and refills run then.
@@ -68,7 +85,7 @@ struct ControlUnderLoad {
         try await daemon.call("Play", ["soundscape": .string(soundscape)], timeout: .seconds(30))
         try? FileManager.default.removeItem(at: target)
         return ControlUnderLoadResult(scenario: "cold Play of a \(options.longMinutes)-minute soundscape (+3 s playing)",
-                                      intervalMs: options.probeIntervalMs, latencyMs: Summary(latencies), workMs: work)
+                                      intervalMs: options.probeIntervalMs, probed: probed)
     }
 
     /// `ListSoundscapes` over `listFiles` user files beside the built-in ones, five times.
@@ -84,7 +101,7 @@ struct ControlUnderLoad {
         defer { for url in made { try? FileManager.default.removeItem(at: url) } }
         log("control under load: GetStatus every \(options.probeIntervalMs) ms during ListSoundscapes over \(options.listFiles) more files")
         let socket = daemon.socket
-        let (latencies, work) = try await probe(while: {
+        let probed = try await probe(while: {
             // Raw calls on a thread: the replies (60 KB each) are read, not decoded, so the
             // bench's own work cannot take the CPU the probe and the daemon need.
             try await Self.onThread {
@@ -100,7 +117,7 @@ struct ControlUnderLoad {
         })
         let count = try await daemon.call("ListSoundscapes")["soundscapes"]?.arrayValue?.count ?? 0
         return ControlUnderLoadResult(scenario: "ListSoundscapes ×5 over \(count) soundscapes",
-                                      intervalMs: options.probeIntervalMs, latencyMs: Summary(latencies), workMs: work)
+                                      intervalMs: options.probeIntervalMs, probed: probed)
     }
 
     /// Runs `work` while a second connection sends GetStatus every
@@ -108,7 +125,7 @@ struct ControlUnderLoad {
     /// second before the work until it is done. The probe is a blocking socket
     /// on a thread of its own (`BlockingVarlink`), so the bench's executors
     /// and their work (decoding a long reply) cannot delay it.
-    private func probe(while work: @escaping @Sendable () async throws -> [Double]) async throws -> ([Double], [Double]) {
+    private func probe(while work: @escaping @Sendable () async throws -> [Double]) async throws -> Probed {
         let connection = try BlockingVarlink(path: daemon.socket)
         let interval = options.probeIntervalMs
         let method = "\(DaemonUnderTest.interface).GetStatus"
@@ -116,14 +133,16 @@ struct ControlUnderLoad {
         // CLOCK_MONOTONIC times, to line it up with `perf sched record -k CLOCK_MONOTONIC`.
         let slowProbeMs = ProcessInfo.processInfo.environment["SOUNDSCAPE_BENCH_SLOW_PROBE_MS"].flatMap(Double.init)
         let stop = ManagedAtomicFlag()
+        let canaryOn = options.stallCanary
+        let canary = ProbeThread { canaryOn ? Self.watchForStalls(until: stop) : [] }
         let prober = ProbeThread {
-            var samples: [Double] = []
+            var samples: [(UInt64, UInt64)] = []
             var next = monoNanos()
             while !stop.isSet {
                 let t0 = monoNanos()
                 try connection.call(method)
                 let t1 = monoNanos()
-                samples.append(secondsBetween(t0, t1) * 1000)
+                samples.append((t0, t1))
                 if let slow = slowProbeMs, secondsBetween(t0, t1) * 1000 > slow {
                     FileHandle.standardError.write(Data("[bench] slow probe: \(t0) -> \(t1) (CLOCK_MONOTONIC ns)\n".utf8))
                 }
@@ -146,10 +165,45 @@ struct ControlUnderLoad {
         } catch {
             stop.set()
             _ = try? await prober.value()
+            _ = try? await canary.value()
             throw error
         }
         stop.set()
-        return (try await prober.value(), workTimes)
+        let probes = try await prober.value()
+        let stalls = try await canary.value()
+        let outside = probes.filter { probe in !stalls.contains { $0.start < probe.1 && $0.end > probe.0 } }
+        return Probed(latencies: probes.map { secondsBetween($0.0, $0.1) * 1000 },
+                      outsideStalls: outside.map { secondsBetween($0.0, $0.1) * 1000 },
+                      stalls: stalls.count,
+                      longestStallMs: stalls.map { secondsBetween($0.start, $0.end) * 1000 }.max() ?? 0,
+                      work: workTimes)
+    }
+
+    struct Probed {
+        var latencies: [Double]
+        var outsideStalls: [Double]
+        var stalls: Int
+        var longestStallMs: Double
+        var work: [Double]
+    }
+
+    /// The canary: sleeps 1 ms at a time under SCHED_FIFO and notes each time it
+    /// woke over 1 ms late, as [start, end) of the stall. Under SCHED_FIFO it
+    /// preempts every normal thread (the daemon's, the bench's), so lateness
+    /// is the machine's, not the daemon's. Without the privilege (not root,
+    /// no RLIMIT_RTPRIO) it reports no stalls rather than guessing.
+    static func watchForStalls(until stop: ManagedAtomicFlag) -> [(start: UInt64, end: UInt64)] {
+        var parameters = sched_param(sched_priority: 10)
+        guard pthread_setschedparam(pthread_self(), SCHED_FIFO, &parameters) == 0 else { return [] }
+        var stalls: [(start: UInt64, end: UInt64)] = []
+        while !stop.isSet {
+            let t0 = monoNanos()
+            var pause = timespec(tv_sec: 0, tv_nsec: 1_000_000)
+            _ = nanosleep(&pause, nil)
+            let t1 = monoNanos()
+            if t1 - t0 > 2_000_000 { stalls.append((t0 + 1_000_000, t1)) }
+        }
+        return stalls
     }
 
     /// Runs `body` on a thread of its own (blocking calls must not hold a cooperative thread).

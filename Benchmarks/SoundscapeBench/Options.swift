@@ -23,6 +23,7 @@ struct Options: Codable, Sendable {
     var longMinutes = 40
     var listFiles = 200
     var probeIntervalMs: Double = 2
+    var stallCanary = true
 
     static let usage = """
         usage: soundscape-bench [options]
@@ -50,6 +51,7 @@ struct Options: Codable, Sendable {
           --long-minutes N     control under load: a cold Play of an N-minute soundscape (default 40; 0 skips)
           --list-files N       control under load: ListSoundscapes over N more files (default 200; 0 skips)
           --probe-ms N         control under load: GetStatus interval (default 2)
+          --no-stall-canary    control under load: no SCHED_FIFO canary thread telling machine stalls
           --no-daemon-details  only the players table
         """
 
@@ -98,6 +100,7 @@ struct Options: Codable, Sendable {
             case "--long-minutes": o.longMinutes = try integer(try value())
             case "--list-files": o.listFiles = try integer(try value())
             case "--probe-ms": o.probeIntervalMs = max(0.1, try number(try value()))
+            case "--no-stall-canary": o.stallCanary = false
             case "--no-daemon-details": o.daemonDetails = false
             default: throw HarnessError("unknown option '\(arg)'\n\n\(usage)")
             }

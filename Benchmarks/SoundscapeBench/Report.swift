@@ -189,10 +189,13 @@ enum Render {
         if alone { out += "\n## soundscaped alone\n\n" }
         if !report.controlUnderLoad.isEmpty {
             out += "Control while the daemon works (GetStatus every \(f(report.controlUnderLoad[0].intervalMs, 1)) ms on a second connection; target max < 5 ms, p99 < 1 ms):\n\n"
-            out += table(["while", "probes", "p50 ms", "p99 ms", "max ms", "the work took, ms"], report.controlUnderLoad.map {
+            out += table(["while", "probes", "p50 ms", "p99 ms", "max ms", "max ms outside machine stalls", "machine stalls (longest ms)", "the work took, ms"], report.controlUnderLoad.map {
                 [$0.scenario, "\($0.latencyMs.count)", f($0.latencyMs.p50, 2), f($0.latencyMs.p99, 2), f($0.latencyMs.max, 2),
+                 f($0.latencyOutsideStallsMs.max, 2) + " (\($0.latencyMs.count - $0.latencyOutsideStallsMs.count) probes left out)",
+                 "\($0.machineStalls) (\(f($0.longestMachineStallMs, 1)))",
                  $0.workMs.map { f($0, 0) }.joined(separator: ", ")]
-            }) + "\n\n"
+            }) + "\n"
+            out += "  (a machine stall: a SCHED_FIFO canary thread, which preempts every normal thread, woke over 1 ms late; no process can answer then)\n\n"
         }
         if !report.controlLatency.isEmpty {
             out += "Control round trips (one client, sequential, while playing), µs:\n\n"
