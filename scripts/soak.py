@@ -467,6 +467,12 @@ def main():
         log(f"{kind} (lifted after {fault['lifted'] - t0:.2f} s)")
         next_fault = now() + random.uniform(10, 25)
 
+    # The last fault may have been lifted a moment ago: keep listening a while, so its
+    # recovery is measured rather than counted as never having come.
+    settle = now() + 3
+    while now() < settle:
+        sample()
+        time.sleep(0.5)
     stop = now()
     faults += wireplumber_crashes
     for recorder in recorders:

@@ -41,6 +41,10 @@ int scs_malloc_trim(size_t pad) {
     return malloc_trim(pad);
 }
 
+int scs_malloc_fix_mmap_threshold(int bytes) {
+    return mallopt(M_MMAP_THRESHOLD, bytes);
+}
+
 pid_t scs_gettid(void) {
     return gettid();
 }

@@ -1,5 +1,6 @@
 import Glibc
 import SoundscapeDaemon
+import SoundscapeSystem
 
 // The entry point, synchronous on purpose, for two reasons.
 //
@@ -20,6 +21,8 @@ import SoundscapeDaemon
 //   termination, cannot end the keep-alive).
 // SIGPIPE is ignored: a peer that hangs up is an error on that write, not our end.
 // (The signer host is spawned with default dispositions and an empty mask.)
+MallocTuning.fixMmapThreshold()
+
 var collected = sigset_t()
 sigemptyset(&collected)
 for signal in [SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2] { sigaddset(&collected, signal) }

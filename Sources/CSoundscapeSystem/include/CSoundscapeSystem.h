@@ -24,6 +24,11 @@ int scs_set_thread_name(unsigned long thread, const char *name);
 /// back to the system. Returns 1 when memory was released.
 int scs_malloc_trim(size_t pad);
 
+/// `mallopt(M_MMAP_THRESHOLD, bytes)`: allocations of at least `bytes` get
+/// their own mapping, returned to the system when freed. Setting it also ends
+/// glibc's dynamic threshold. Returns 1 on success.
+int scs_malloc_fix_mmap_threshold(int bytes);
+
 /// `gettid`: the calling thread's id (for per-thread `setpriority`).
 pid_t scs_gettid(void);
 
