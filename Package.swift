@@ -87,7 +87,7 @@ let package = Package(
         // The desktop companion: MPRIS and notifications on the session bus, a varlink client of the daemon.
         .target(
             name: "SoundscapeDesktop",
-            dependencies: ["SoundscapeCore", "CSystemdBus", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["SoundscapeCore", "SoundscapeSystem", "CSystemdBus", .product(name: "Logging", package: "swift-log")]
         ),
 
         // MARK: Executables
@@ -129,7 +129,7 @@ let package = Package(
             ],
             path: "Fuzz/SoundscapeFuzz"),
 
-        .executableTarget(name: "soundscape-bench", dependencies: ["TestSupport", "Varlink", .product(name: "NIOPosix", package: "swift-nio")], path: "Benchmarks/SoundscapeBench"),
+        .executableTarget(name: "soundscape-bench", dependencies: ["TestSupport", "Varlink", "SoundscapeSystem", .product(name: "NIOPosix", package: "swift-nio")], path: "Benchmarks/SoundscapeBench"),
 
         // MARK: Tests
         .testTarget(name: "SoundscapeCoreTests", dependencies: ["SoundscapeCore"]),

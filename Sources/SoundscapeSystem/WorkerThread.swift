@@ -13,34 +13,51 @@ public final class WorkerThread: Sendable {
     private let queue: JobQueue
 
     /// Starts the thread, named `name` (at most 15 characters show in top),
-    /// under `SCHED_IDLE` (Linux: per thread): background work only ever gets
-    /// CPU that nothing else wants, so a client is answered first.
+    /// at normal priority: at start-up its jobs (the saved state, opening the
+    /// soundscape) are on the way to sound, after a crash too. Once they are
+    /// done, `moveToBackground()` puts it under `SCHED_IDLE`, so that from then
+    /// on it only gets CPU nothing else wants and a client is answered first.
     ///
-    /// Why not a nice value: under the EEVDF scheduler a thread the event loop
-    /// wakes may still preempt it for a whole slice whatever its nice value.
-    /// At nice 19, during a cold 40-minute play on two cores, the loop sat
-    /// runnable for 2.6 ms behind the worker it had just woken while the other
-    /// core was idle (`perf sched timehist`); a `SCHED_IDLE` thread never
-    /// preempts a normal one. It still runs when the machine is busy, at a
-    /// small share (its jobs are saves, scans and a file's hash, none of which
-    /// the watchdog waits for). Where the policy cannot be set, nice 19.
+    /// Why `SCHED_IDLE` and not a nice value: under the EEVDF scheduler a
+    /// normal thread the event loop wakes may preempt the loop for a whole
+    /// slice whatever its nice value. At nice 19, during a cold 40-minute play
+    /// on two cores, the loop sat runnable for 2.6 ms behind the worker it had
+    /// just woken while the other core was idle (`perf sched timehist`); an
+    /// idle-policy thread never preempts a normal one. (`SCHED_BATCH` at nice 19
+    /// does not preempt on waking either, but still let a list's p99 reach
+    /// 1.7 ms in one run of four: docs/performance.md.) Why not from the start:
+    /// an idle-policy thread gets almost nothing while the machine is busy, and
+    /// one restart in four of the soak then took 0.28 s longer to sound.
     public init(name: String) {
         let queue = JobQueue()
         self.queue = queue
         BlockingThread.start(stackSize: 512 * 1024) {
             _ = scs_set_thread_name(UInt(pthread_self()), String(name.prefix(15)))
-            WorkerThread.lowerPriorityOfCallingThread()
             queue.runUntilClosed()
         }
     }
 
-    /// `SCHED_IDLE` for the calling thread (a pid of 0 names the calling thread
-    /// on Linux), else nice 19. Also used by threads that are not workers, like
-    /// the PCM cache's builder.
-    public static func lowerPriorityOfCallingThread() {
-        // Linux's SCHED_IDLE is 5; Glibc hides the name behind _GNU_SOURCE.
+    /// From the next job on, the thread runs under `SCHED_IDLE` (for good: an
+    /// unprivileged thread cannot leave that policy).
+    public func moveToBackground() {
+        submit { WorkerThread.setCallingThreadPolicy(.idle) }
+    }
+
+    /// How a background thread gives way to the rest of the process.
+    public enum Policy {
+        /// `SCHED_BATCH` at nice 19: never preempts on waking, and a small share under load.
+        case batch
+        /// `SCHED_IDLE`: only CPU that nothing else wants.
+        case idle
+    }
+
+    /// Sets `policy` on the calling thread (a pid of 0 names the calling thread
+    /// on Linux); where the policy cannot be set, nice 19 alone.
+    public static func setCallingThreadPolicy(_ policy: Policy) {
+        // Linux's SCHED_BATCH is 3 and SCHED_IDLE 5; Glibc hides the names behind _GNU_SOURCE.
         var parameters = sched_param(sched_priority: 0)
-        if sched_setscheduler(0, 5, &parameters) != 0 {
+        let set = sched_setscheduler(0, policy == .batch ? 3 : 5, &parameters) == 0
+        if policy == .batch || !set {
             // PRIO_PROCESS with this thread's id sets the thread's nice value alone on Linux.
             _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(scs_gettid()), 19)
         }

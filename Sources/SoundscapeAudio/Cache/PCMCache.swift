@@ -93,7 +93,7 @@ public final class PCMCache: Sendable {
         let build = PCMCacheBuild()
         BlockingThread.start(stackSize: 512 * 1024) { [self] in
             // SCHED_IDLE: the build only ever uses CPU nothing else wants.
-            WorkerThread.lowerPriorityOfCallingThread()
+            WorkerThread.setCallingThreadPolicy(.idle)
             let outcome = makeRoom(for: size, soundscape: data.id).map { .failure($0) } ?? write(data, to: path)
             building.withLock { _ = $0.remove(path) }
             switch outcome {

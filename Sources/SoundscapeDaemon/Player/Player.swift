@@ -106,6 +106,8 @@ public actor Player {
     /// What `systemd-inhibit` runs with (PATH, the system bus address).
     let inhibitorEnvironment: [String: String]
     private var fadeWaiters: [CheckedContinuation<Void, Never>] = []
+    /// Files and SQLite (moved to the background once the saved state is restored).
+    private let worker: WorkerThread
 
     init(_ dependencies: Dependencies, signerHost: SignerHost? = nil,
                 configuration: PlayerMachine.Configuration = .init()) {
@@ -115,6 +117,7 @@ public actor Player {
         keeper = StateKeeper(store: dependencies.store, worker: dependencies.worker,
                              logger: dependencies.logger)
         loader = SoundscapeLoader(locations: dependencies.locations, worker: dependencies.worker)
+        worker = dependencies.worker
         hub = dependencies.hub
         logger = dependencies.logger
         self.configuration = configuration
@@ -248,6 +251,8 @@ public actor Player {
     /// `shutdown` ends them.
     public func run() async {
         await restore()
+        // What was on the way to sound is done: from now on the worker only gets spare CPU.
+        worker.moveToBackground()
         output.start()
         for await event in outputEvents {
             if case .shuttingDown = phase {

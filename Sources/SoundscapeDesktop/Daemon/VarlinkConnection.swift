@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Glibc
+import SoundscapeSystem
 
 /// One varlink connection to the daemon, for a single-threaded poll loop:
 /// non-blocking, messages framed by NUL bytes, replies matched to calls in
@@ -27,29 +28,8 @@ final class VarlinkConnection {
 
     /// Connects at once (a socket-activated daemon's socket always accepts).
     init(path: String) throws(Failure) {
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw Failure(description: "socket: \(String(cString: strerror(errno)))") }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
-            close(fd)
-            throw Failure(description: "socket path too long: \(path)")
-        }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            raw.copyBytes(from: bytes)
-            raw[bytes.count] = 0
-        }
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        guard connected == 0 else {
-            let reason = String(cString: strerror(errno))
-            close(fd)
-            throw Failure(description: "cannot connect to \(path): \(reason)")
-        }
+        let fd: CInt
+        do { fd = try UnixSocket.connect(path: path) } catch { throw Failure(description: error.description) }
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
         self.fd = fd
     }
