@@ -23,7 +23,8 @@ Measured:
                   in effect) that it did flow, at either music sink (RMS > -60 dBFS per 10 ms);
                   strict, and outside recoveries (each fault's lift to its first sound left
                   out too: that is the recovery, measured on its own), which counts the
-                  dropouts no fault explains
+                  dropouts no fault explains; the 0.1 s before each blocking fault is left
+                  out of both, as the recorders cannot place audio that finely (see below)
   recovery        per fault: from the moment the fault is lifted (server back with its
                   sinks, SIGCONT sent, call ended, daemon restarted, sink gone or default
                   moved) to the first audible 10 ms
@@ -503,14 +504,20 @@ def main():
 
     def uptime_over(windows):
         """(wanted slots, slots with sound, silent stretches) outside `windows`."""
-        blocked = sorted(windows)
+        # Merged, so that one pointer walks them exactly however they overlap.
+        blocked = []
+        for s, e in sorted(windows):
+            if blocked and s <= blocked[-1][1]:
+                blocked[-1][1] = max(blocked[-1][1], e)
+            else:
+                blocked.append([s, e])
         wanted = flowed = 0
         silences = []   # wanted time without sound: [start, end)
         t, b = start, 0
         while t < stop:
             while b < len(blocked) and blocked[b][1] < t:
                 b += 1
-            in_fault = any(s <= t <= e for s, e in blocked[max(0, b - 2):b + 2])
+            in_fault = b < len(blocked) and blocked[b][0] <= t
             if not in_fault:
                 wanted += 1
                 index = int((t - start) / slot)
@@ -523,15 +530,23 @@ def main():
             t += slot
         return wanted, flowed, silences
 
+    # What the recorders cannot place: their blocks are laid end to end from the previous
+    # read, which tolerates 80 ms of arrival jitter (Recorder.run), so the last blocks
+    # before the graph or the daemon stops may be stamped up to 80 ms early, and a silence
+    # that ends exactly where a fault begins appears (audio cannot stop before the fault
+    # does). The 0.1 s before each blocking fault, and at the recording's two ends, are
+    # therefore neither wanted nor counted.
+    guard = 0.1
+    unplaceable = [(s - guard, s) for s, _ in blocking] + [(start, start + guard), (stop - guard, stop)]
     # Strict: every wanted moment counts, the recoveries after each fault included (a
     # resume fades in over 300 ms, and its first tens of ms are below -60 dBFS).
-    wanted, flowed, _ = uptime_over(blocking)
+    wanted, flowed, _ = uptime_over(blocking + unplaceable)
     uptime = 100.0 * flowed / wanted if wanted else 0.0
     # Outside recoveries: also leaving out each fault's recovery (from its lift to the first
     # sound, which is measured and held to 0.5 s on its own), so this counts the dropouts
     # that no fault explains.
     recovering = [(f["lifted"], f["lifted"] + min(f["recovery"], 0.5) + 0.01) for f in faults]
-    wanted_outside, flowed_outside, silences = uptime_over(blocking + recovering)
+    wanted_outside, flowed_outside, silences = uptime_over(blocking + unplaceable + recovering)
     uptime_outside = 100.0 * flowed_outside / wanted_outside if wanted_outside else 0.0
 
     signer_running = 0.0
@@ -553,8 +568,12 @@ def main():
         # The longest stretches of wanted time without sound, each after which fault.
         "longest_silences": [
             {"at_s": round(a - start, 2), "seconds": round(e - a, 2),
-             "after": max((f for f in faults if f["start"] <= a), key=lambda f: f["start"], default={}).get("type")}
+             "after": max((f for f in faults if f["start"] <= a), key=lambda f: f["start"], default={}).get("type"),
+             "next_fault_in_s": round(min((f["start"] for f in faults if f["start"] >= a), default=stop) - e, 2)}
             for a, e in sorted(silences, key=lambda r: r[0] - r[1])[:8]],
+        "fault_log": [{"type": f["type"], "at_s": round(f["start"] - start, 2),
+                       "lifted_s": round(f["lifted"] - start, 2), "recovery_s": round(f["recovery"], 3)}
+                      for f in sorted(faults, key=lambda f: f["start"])],
         # Not a fault the soak injects: WirePlumber itself crashing (restarted, as its unit would be).
         "wireplumber_crashes": len(wireplumber_crashes),
         "daemon_lives": [{"pid": pid, "rss_kB": [first[0], last[0]], "fds": [first[1], last[1]]}
