@@ -13,8 +13,9 @@ public protocol AudioOutput: AnyObject, Sendable {
     func start()
     /// Disconnects for good (daemon shutdown). Returns once done.
     func shutdown()
-    /// Plays `data` at `volume`: fades in from silence, or crossfades from what plays.
-    func play(_ data: SoundscapeData, volume: Volume)
+    /// Plays `data` at `volume`: fades in from silence as `fadeIn` says (a fade
+    /// already under way keeps its pace), or crossfades from what plays.
+    func play(_ data: SoundscapeData, volume: Volume, fadeIn: FadeIn)
     func setVolume(_ volume: Volume)
     /// Fades out, then makes the stream inactive; reports `.stopped`.
     func stop()

@@ -25,7 +25,7 @@ func constantRing(left: Float, right: Float, frames: Int) -> SampleRing {
 }
 
 /// Small, distinct timings so the arrays stay short and the phases can be told apart.
-let testSettings = RenderSettings(volumeRamp: .milliseconds(20), fadeIn: .milliseconds(10),
+let testSettings = RenderSettings(volumeRamp: .milliseconds(20), fadeIn: .milliseconds(10), promptFadeIn: .milliseconds(2),
                                   fadeOut: .milliseconds(5), crossfade: .milliseconds(10))
 
 struct RenderHarness {
@@ -55,10 +55,10 @@ struct RenderHarness {
     }
 
     /// What `PipeWireOutput.play` does from silence: voice, immediate volume, run.
-    func start(ring: SampleRing, gain: Float, volume: Float = 1, slot: Int = 0) {
+    func start(ring: SampleRing, gain: Float, volume: Float = 1, slot: Int = 0, fadeIn: FadeIn = .gentle) {
         renderer.applyVoice(slot: slot, ring: ring, gain: gain)
         renderer.applyVolume(position: volume, immediately: true)
-        renderer.applyRunning(true)
+        renderer.applyRunning(true, fadeIn: fadeIn)
     }
 
     /// Skips the fade-in: straight to the steady level.
@@ -75,11 +75,13 @@ func right(_ samples: [Float]) -> [Float] { stride(from: 1, to: samples.count, b
     @Test func settingsConvertDurationsToFramesAt48kHz() {
         #expect(testSettings.volumeRampFrames == 960)
         #expect(testSettings.fadeInFrames == 480)
+        #expect(testSettings.promptFadeInFrames == 96)
         #expect(testSettings.fadeOutFrames == 240)
         #expect(testSettings.crossfadeFrames == 480)
         let defaults = RenderSettings()
         #expect(defaults.volumeRampFrames == 1920)
         #expect(defaults.fadeInFrames == 14_400)
+        #expect(defaults.promptFadeInFrames == 1920)
         #expect(defaults.fadeOutFrames == 12_000)
         #expect(defaults.crossfadeFrames == 28_800)
         #expect(RenderSettings(volumeRamp: .zero).volumeRampFrames == 1)
@@ -104,12 +106,12 @@ func right(_ samples: [Float]) -> [Float] { stride(from: 1, to: samples.count, b
         #expect(ring.availableFrames == 4096)
     }
 
-    @Test(arguments: [(Float(1), Float(0.8)), (0.5, 0.8), (0.7, 1)])
-    func fadeInRisesMonotonicallyToTheSteadyLevel(volume: Float, gain: Float) {
+    @Test(arguments: [(Float(1), Float(0.8), FadeIn.gentle), (0.5, 0.8, .gentle), (0.7, 1, .gentle), (0.7, 1, .prompt)])
+    func fadeInRisesMonotonicallyToTheSteadyLevel(volume: Float, gain: Float, fade: FadeIn) {
         let harness = RenderHarness()
         let ring = constantRing(left: 0.5, right: 0.5, frames: 8192)
-        harness.start(ring: ring, gain: gain, volume: volume)
-        let fadeIn = harness.settings.fadeInFrames
+        harness.start(ring: ring, gain: gain, volume: volume, fadeIn: fade)
+        let fadeIn = harness.settings.fadeInFrames(fade)
         let output = harness.render(frames: fadeIn + 200, chunk: 100)
         let steady = Float(0.5) * (Volume.gain(forPosition: volume) * gain)
         let samples = left(output)
@@ -194,6 +196,18 @@ func right(_ samples: [Float]) -> [Float] { stride(from: 1, to: samples.count, b
         #expect(ring.availableFrames == available)
         #expect(harness.wakes.count == 1)
         #expect(harness.renderer.takeNotifications().isEmpty)
+    }
+
+    /// A start while running (a play during a fade-in under way) keeps that fade's pace.
+    @Test func aStartWhileRunningKeepsThePaceOfTheFadeIn() {
+        let harness = RenderHarness()
+        let ring = constantRing(left: 0.5, right: 0.5, frames: 8192)
+        harness.start(ring: ring, gain: 1, fadeIn: .prompt)
+        _ = harness.render(frames: 48)
+        harness.renderer.applyRunning(true, fadeIn: .gentle)
+        let samples = left(harness.render(frames: 100))
+        // The prompt fade (96 frames) ends 48 frames later; the gentle one would take 432 more.
+        #expect(samples[47] == 0.5)
     }
 
     @Test func playAgainDuringTheFadeOutRisesFromWhereItWas() {

@@ -121,7 +121,7 @@ extension InterruptionPolicyTests {
 
             let endedAt = driver.now + .seconds(60)
             #expect(driver.send(.graphChanged(onSpeaker), after: .seconds(60))
-                    == [.startOutput(D.rain, D.half), .scheduleTick(at: endedAt + D.timeout)])
+                    == [.startOutput(D.rain, D.half, .prompt), .scheduleTick(at: endedAt + D.timeout)])
             #expect(driver.status.interruptions == [])
             #expect(driver.machine.isSettling(now: driver.now))
             #expect(driver.send(.graphChanged(onSpeaker)) == [])
@@ -139,7 +139,7 @@ extension InterruptionPolicyTests {
             // No "call ended" signal of any kind: the next facts simply lack the stream.
             let crashedAt = driver.now + .seconds(2)
             #expect(driver.send(.graphChanged(onSpeaker), after: .seconds(2))
-                    == [.startOutput(D.rain, D.half), .scheduleTick(at: crashedAt + D.timeout)])
+                    == [.startOutput(D.rain, D.half, .prompt), .scheduleTick(at: crashedAt + D.timeout)])
             #expect(driver.send(.outputStreaming(true)) == [.emit(.resumed, message: nil)])
             #expect(driver.status.state == .playing)
         }
@@ -151,7 +151,7 @@ extension InterruptionPolicyTests {
             // Neither outputStreaming(false) nor outputStopped has arrived: the stream still runs.
             let endedAt = driver.now + .milliseconds(100)
             #expect(driver.send(.graphChanged(onSpeaker), after: .milliseconds(100)) == [
-                .startOutput(D.rain, D.half), .scheduleTick(at: endedAt + D.timeout), .emit(.resumed, message: nil),
+                .startOutput(D.rain, D.half, .prompt), .scheduleTick(at: endedAt + D.timeout), .emit(.resumed, message: nil),
             ])
             #expect(driver.machine.output == .active(soundscape: D.rain, streaming: true, since: endedAt))
             #expect(driver.status.state == .playing)
@@ -167,7 +167,7 @@ extension InterruptionPolicyTests {
             #expect(driver.send(.outputStreaming(false), after: .milliseconds(200)) == [])
             let endedAt = driver.now + .milliseconds(50)
             #expect(driver.send(.graphChanged(onSpeaker), after: .milliseconds(50))
-                    == [.startOutput(D.rain, D.half), .scheduleTick(at: endedAt + D.timeout)])
+                    == [.startOutput(D.rain, D.half, .prompt), .scheduleTick(at: endedAt + D.timeout)])
             #expect(driver.send(.outputStopped) == [])
             #expect(driver.send(.outputStreaming(true)) == [.emit(.resumed, message: nil)])
         }
@@ -190,7 +190,7 @@ extension InterruptionPolicyTests {
             #expect(driver.status.state == .interrupted)
             let endedAt = driver.now + .seconds(1)
             #expect(driver.send(.graphChanged(onSpeaker), after: .seconds(1))
-                    == [.startOutput(D.rain, D.half), .scheduleTick(at: endedAt + D.timeout)])
+                    == [.startOutput(D.rain, D.half, .gentle), .scheduleTick(at: endedAt + D.timeout)])
             #expect(driver.send(.outputStreaming(true)) == [.emit(.resumed, message: nil)])
         }
 
@@ -212,7 +212,7 @@ extension InterruptionPolicyTests {
                 .setVolume(volume(70)),
                 .emit(.volumeChanged, message: nil),
             ])
-            #expect(driver.send(.graphChanged(onSpeaker)).first == .startOutput(D.rain, volume(70)))
+            #expect(driver.send(.graphChanged(onSpeaker)).first == .startOutput(D.rain, volume(70), .prompt))
         }
     }
 }
@@ -297,7 +297,7 @@ extension InterruptionPolicyTests {
             #expect(driver.send(.play(D.rain)) == [
                 .persist(driver.desired(wantsPlaying: true)),
                 .setVolume(volume(25)),
-                .startOutput(D.rain, volume(25)),
+                .startOutput(D.rain, volume(25), .gentle),
                 .scheduleTick(at: driver.now + D.timeout),
                 .emit(.interrupted, message: "ducked to 50% for a call", cause: "communicationStream"),
             ])
@@ -314,7 +314,7 @@ extension InterruptionPolicyTests {
             #expect(driver.send(.setPreferences(duck)) == [
                 .persistPreferences(duck),
                 .setVolume(volume(15)),
-                .startOutput(D.rain, volume(15)),
+                .startOutput(D.rain, volume(15), .prompt),
                 .scheduleTick(at: driver.now + D.timeout),
                 .emit(.interrupted, message: "ducked to 30% for a call", cause: "communicationStream"),
             ])
@@ -328,7 +328,7 @@ extension InterruptionPolicyTests {
             driver.finishFadeOut()
             let ignore = preferences(.ignore)
             #expect(driver.send(.setPreferences(ignore)) == [
-                .persistPreferences(ignore), .startOutput(D.rain, D.half), .scheduleTick(at: driver.now + D.timeout),
+                .persistPreferences(ignore), .startOutput(D.rain, D.half, .prompt), .scheduleTick(at: driver.now + D.timeout),
             ])
             #expect(driver.send(.outputStreaming(true)) == [.emit(.resumed, message: nil)])
             #expect(driver.status.interruptions == ["communicationStream"])
@@ -486,7 +486,7 @@ extension InterruptionPolicyTests {
 
             let backAt = driver.now + .seconds(30)
             #expect(driver.send(.graphChanged(facts([sink(speaker), sink(headset)], default: speaker)), after: .seconds(30))
-                    == [.startOutput(D.rain, D.half), .scheduleTick(at: backAt + D.timeout)])
+                    == [.startOutput(D.rain, D.half, .prompt), .scheduleTick(at: backAt + D.timeout)])
             #expect(driver.send(.outputStreaming(true)) == [.emit(.resumed, message: nil)])
             #expect(driver.status.state == .playing)
         }
@@ -500,7 +500,7 @@ extension InterruptionPolicyTests {
             #expect(driver.status.ducked == false)
             driver.finishFadeOut()
             #expect(driver.send(.graphChanged(facts([sink(speaker), sink(headset)], default: headset))) == [
-                .startOutput(D.rain, D.half), .scheduleTick(at: driver.now + D.timeout), .setTarget(headset),
+                .startOutput(D.rain, D.half, .prompt), .scheduleTick(at: driver.now + D.timeout), .setTarget(headset),
             ])
             #expect(driver.send(.outputStreaming(true)) == [.emit(.resumed, message: nil)])
         }
@@ -520,7 +520,7 @@ extension InterruptionPolicyTests {
             // Linked back to the speaker (the target we asked for): playing again.
             let actionsBack = driver.send(.routeChanged(speaker))
             #expect(actionsBack == [
-                .startOutput(D.rain, D.half), .scheduleTick(at: driver.now + D.timeout),
+                .startOutput(D.rain, D.half, .prompt), .scheduleTick(at: driver.now + D.timeout),
                 .emit(.routeChanged, message: "\(headset) → \(speaker)", cause: "newDefault"),
             ])
             #expect(driver.send(.outputStreaming(true)) == [.emit(.resumed, message: nil)])
@@ -579,7 +579,7 @@ extension InterruptionPolicyTests {
             #expect(driver.send(.graphChanged(after)) == [])
             // The next play resumes the session.
             #expect(driver.send(.play(D.rain)) == [
-                .persist(driver.desired(wantsPlaying: true)), .startOutput(D.rain, D.half),
+                .persist(driver.desired(wantsPlaying: true)), .startOutput(D.rain, D.half, .gentle),
                 .scheduleTick(at: driver.now + D.timeout),
             ])
             #expect(driver.send(.outputStreaming(true)) == [.emit(.resumed, message: nil)])
@@ -601,7 +601,7 @@ extension InterruptionPolicyTests {
             var driver = D.playingLinked(with: preferences(autoResume: true))
             driver.send(.graphChanged(during))
             driver.finishFadeOut()
-            #expect(driver.send(.graphChanged(after)) == [.startOutput(D.rain, D.half), .scheduleTick(at: driver.now + D.timeout)])
+            #expect(driver.send(.graphChanged(after)) == [.startOutput(D.rain, D.half, .prompt), .scheduleTick(at: driver.now + D.timeout)])
             #expect(driver.send(.outputStreaming(true)) == [.emit(.resumed, message: nil)])
             #expect(driver.desired.wantsPlaying)
         }
@@ -627,7 +627,7 @@ extension InterruptionPolicyTests {
             #expect(actions == [
                 .persistPreferences(duck),
                 .setVolume(volume(15)),
-                .startOutput(D.rain, volume(15)),
+                .startOutput(D.rain, volume(15), .prompt),
                 .scheduleTick(at: driver.now + D.timeout),
                 .emit(.interrupted, message: "ducked to 30% for a call", cause: "communicationStream"),
             ])
@@ -820,7 +820,7 @@ extension InterruptionPolicyTests {
             #expect(driver.send(.graphChanged(facts([], default: nil))) == [])
             #expect(driver.status.state == .stopped)
             #expect(driver.send(.play(D.rain)) == [
-                .persist(driver.desired(wantsPlaying: true)), .startOutput(D.rain, D.half),
+                .persist(driver.desired(wantsPlaying: true)), .startOutput(D.rain, D.half, .gentle),
                 .scheduleTick(at: driver.now + D.timeout),
                 .emit(.routeChangeFailed, message: "no sink to play to; waiting for one"),
             ])
@@ -835,7 +835,7 @@ extension InterruptionPolicyTests {
             #expect(driver.machine.graph == nil)
             #expect(driver.send(.routeChanged(nil)) == [])
             #expect(driver.send(.outputConnected, after: .seconds(1)) == [
-                .startOutput(D.rain, D.half), .scheduleTick(at: driver.now + D.timeout), .emit(.serverRestored, message: nil),
+                .startOutput(D.rain, D.half, .prompt), .scheduleTick(at: driver.now + D.timeout), .emit(.serverRestored, message: nil),
             ])
             #expect(driver.send(.graphChanged(onSpeaker)) == [.setTarget(speaker)])
             #expect(driver.send(.routeChanged(speaker)) == [], "back on the same sink: no route change")
@@ -848,7 +848,7 @@ extension InterruptionPolicyTests {
             // The output reports the new connection's graph before it says it is connected.
             #expect(driver.send(.graphChanged(onSpeaker)) == [])
             #expect(driver.send(.outputConnected) == [
-                .startOutput(D.rain, D.half), .scheduleTick(at: driver.now + D.timeout), .setTarget(speaker),
+                .startOutput(D.rain, D.half, .prompt), .scheduleTick(at: driver.now + D.timeout), .setTarget(speaker),
                 .emit(.serverRestored, message: nil),
             ])
         }

@@ -72,7 +72,7 @@ extension [PlayerMachine.Action] {
         let actions = driver.send(.play(D.rain))
         #expect(actions == [
             .persist(driver.desired(wantsPlaying: true)),
-            .startOutput(D.rain, D.half),
+            .startOutput(D.rain, D.half, .gentle),
             .scheduleTick(at: start + D.timeout),
         ])
         #expect(driver.machine.isSettling(now: driver.now))
@@ -103,7 +103,7 @@ extension [PlayerMachine.Action] {
 
         let connectedAt = driver.now + .seconds(1)
         #expect(driver.send(.outputConnected, after: .seconds(1)) == [
-            .startOutput(D.rain, D.half), .scheduleTick(at: connectedAt + D.timeout),
+            .startOutput(D.rain, D.half, .gentle), .scheduleTick(at: connectedAt + D.timeout),
             .emit(.serverRestored, message: nil),
         ])
         #expect(driver.status.state == .recovering)
@@ -116,7 +116,7 @@ extension [PlayerMachine.Action] {
         var driver = D(wantsPlaying: true, soundscape: D.wind)
         #expect(driver.status.state == .recovering)
         let actions = driver.send(.outputConnected)
-        #expect(actions == [.startOutput(D.wind, D.half), .scheduleTick(at: driver.now + D.timeout)])
+        #expect(actions == [.startOutput(D.wind, D.half, .prompt), .scheduleTick(at: driver.now + D.timeout)])
         #expect(!actions.contains { if case .persist = $0 { true } else { false } })
         #expect(driver.send(.outputStreaming(true)) == [.emit(.started, message: nil)])
         #expect(driver.status.state == .playing)
@@ -155,7 +155,7 @@ extension [PlayerMachine.Action] {
         let actions = driver.send(.play(D.rain), after: .milliseconds(100))
         #expect(actions == [
             .persist(driver.desired(wantsPlaying: true)),
-            .startOutput(D.rain, D.half),
+            .startOutput(D.rain, D.half, .gentle),
             .scheduleTick(at: driver.now + D.timeout),
             .emit(.started, message: nil),
         ])
@@ -175,7 +175,7 @@ extension [PlayerMachine.Action] {
         let actions = driver.send(.play(D.rain), after: .milliseconds(100))
         #expect(actions == [
             .persist(driver.desired(wantsPlaying: true)),
-            .startOutput(D.rain, D.half),
+            .startOutput(D.rain, D.half, .gentle),
             .scheduleTick(at: driver.now + D.timeout),
         ])
         #expect(driver.machine.output == .active(soundscape: D.rain, streaming: false, since: driver.now))
@@ -215,7 +215,7 @@ extension [PlayerMachine.Action] {
         driver.send(.outputStreaming(false))
         driver.send(.outputStopped)
         #expect(driver.send(.play(D.rain), after: .seconds(5)) == [
-            .persist(driver.desired(wantsPlaying: true)), .startOutput(D.rain, D.half),
+            .persist(driver.desired(wantsPlaying: true)), .startOutput(D.rain, D.half, .gentle),
             .scheduleTick(at: driver.now + D.timeout),
         ])
         // The session was audible before the pause: its return is `resumed`, not `started`.
@@ -295,7 +295,7 @@ extension [PlayerMachine.Action] {
         let actions = driver.send(.play(D.ocean))
         #expect(actions == [
             .persist(driver.desired(wantsPlaying: true, soundscape: D.ocean)),
-            .startOutput(D.ocean, D.half),
+            .startOutput(D.ocean, D.half, .gentle),
             .scheduleTick(at: driver.now + D.timeout),
         ])
         #expect(driver.send(.outputStreaming(true)) == [.emit(.started, message: nil)])
@@ -349,10 +349,37 @@ extension [PlayerMachine.Action] {
         #expect(driver.status.wantsPlaying)
         // Desired state is untouched: nothing persisted on reconnect either.
         let reconnected = driver.send(.outputConnected, after: .seconds(2))
-        #expect(reconnected == [.startOutput(D.rain, D.half), .scheduleTick(at: driver.now + D.timeout),
+        // A return, not the user's start: it fades in promptly.
+        #expect(reconnected == [.startOutput(D.rain, D.half, .prompt), .scheduleTick(at: driver.now + D.timeout),
                                 .emit(.serverRestored, message: nil)])
         #expect(driver.send(.outputStreaming(true)) == [.emit(.resumed, message: nil)])
         #expect(driver.status.state == .playing)
+    }
+
+    // MARK: Fades
+
+    /// The user's play fades in gently until it is heard, however long that
+    /// takes; every return after that fades in promptly, until the user plays again.
+    @Test func aUsersStartFadesInGentlyAndEveryReturnPromptly() {
+        var driver = D()
+        driver.send(.play(D.rain))
+        #expect(driver.send(.outputConnected, after: .seconds(1)).first == .startOutput(D.rain, D.half, .gentle),
+                "the user's play, not heard yet, waited for the server")
+        driver.send(.outputStreaming(true))
+        driver.send(.outputDisconnected(reason: "server gone"))
+        #expect(driver.send(.outputConnected, after: .seconds(1)).first == .startOutput(D.rain, D.half, .prompt))
+        driver.send(.outputStreaming(true))
+        driver.send(.pause)
+        driver.send(.outputStreaming(false))
+        driver.send(.outputStopped)
+        #expect(driver.send(.play(D.rain)).contains(.startOutput(D.rain, D.half, .gentle)))
+    }
+
+    /// At start-up the daemon cannot tell a login from a restart after a crash,
+    /// so a restored session comes back as a return.
+    @Test func aSessionRestoredAtStartUpFadesInPromptly() {
+        var driver = D(wantsPlaying: true)
+        #expect(driver.send(.outputConnected).first == .startOutput(D.rain, D.half, .prompt))
     }
 
     @Test func losingTheServerWhileStoppedIsSilent() {
@@ -535,7 +562,7 @@ extension [PlayerMachine.Action] {
             }
             if persists.contains(where: { $0 != driver.desired }) { return "persisted a stale state" }
             if !driver.desired.wantsPlaying, actions.startsOutput { return "started while not wanting to play" }
-            if actions.contains(where: { if case .startOutput(let id, let volume) = $0 {
+            if actions.contains(where: { if case .startOutput(let id, let volume, _) = $0 {
                 id != driver.desired.soundscape || volume != driver.desired.volume } else { false } }) {
                 return "started something other than the desired soundscape/volume"
             }

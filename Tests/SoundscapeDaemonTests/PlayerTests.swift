@@ -19,7 +19,7 @@ struct PlayerTests {
         let harness = try H(saved: PersistedState(volume: 30, soundscape: "rain", wantsPlaying: true))
         try await harness.start()
         harness.output.report(.connected)
-        try await harness.output.waitForCall(.play(H.rain, Self.volume(30)))
+        try await harness.output.waitForCall(.play(H.rain, Self.volume(30), .prompt))
         harness.output.report(.streaming(true))
         let started = try await harness.nextEvent(.started)
         #expect(started.status.state == .playing)
@@ -50,7 +50,7 @@ struct PlayerTests {
                                                               pinnedSink: nil))
         try await harness.start()
         harness.output.report(.connected)
-        try await harness.output.waitForCall(.play(H.rain, Self.volume(100)))
+        try await harness.output.waitForCall(.play(H.rain, Self.volume(100), .prompt))
         harness.output.report(.streaming(true))
         try await harness.nextEvent(.started)
 
@@ -112,7 +112,7 @@ struct PlayerTests {
         #expect(notice.message?.contains("cannot play 'broken'") == true, "\(notice.message ?? "no message")")
         #expect(notice.status.soundscape == H.ocean)
         harness.output.report(.connected)
-        try await harness.output.waitForCall(.play(H.ocean, Self.volume(40)))
+        try await harness.output.waitForCall(.play(H.ocean, Self.volume(40), .prompt))
         // The user's choice stays saved: the file may be mended by the next start.
         #expect(try await harness.savedState()?.soundscape == "broken")
         await harness.shutdown()

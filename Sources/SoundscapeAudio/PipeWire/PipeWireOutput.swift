@@ -53,7 +53,7 @@ public final class PipeWireOutput: AudioOutput, @unchecked Sendable {
         case reactivate
         case recreateStream
         case setTarget(String?)
-        case play(SoundscapeData, Volume)
+        case play(SoundscapeData, Volume, FadeIn)
         case setVolume(Volume)
         case stop
     }
@@ -201,7 +201,7 @@ public final class PipeWireOutput: AudioOutput, @unchecked Sendable {
     public func reactivate() { post(.reactivate) }
     public func recreateStream() { post(.recreateStream) }
     public func setTarget(_ sink: String?) { post(.setTarget(sink)) }
-    public func play(_ data: SoundscapeData, volume: Volume) { post(.play(data, volume)) }
+    public func play(_ data: SoundscapeData, volume: Volume, fadeIn: FadeIn) { post(.play(data, volume, fadeIn)) }
     public func setVolume(_ volume: Volume) { post(.setVolume(volume)) }
     public func stop() { post(.stop) }
 
@@ -248,7 +248,7 @@ public final class PipeWireOutput: AudioOutput, @unchecked Sendable {
             case .reactivate: reactivateStream()
             case .recreateStream: replaceStream()
             case .setTarget(let sink): linkTo(sink)
-            case .play(let data, let volume): startPlaying(data, volume: volume)
+            case .play(let data, let volume, let fadeIn): startPlaying(data, volume: volume, fadeIn: fadeIn)
             case .setVolume(let volume): applyVolume(volume)
             case .stop: fadeOut()
             }
@@ -320,7 +320,7 @@ public final class PipeWireOutput: AudioOutput, @unchecked Sendable {
     /// Plays `data` at `volume`: fades in from silence, or crossfades when
     /// another soundscape is audible. Playing what already plays only makes
     /// sure it runs.
-    private func startPlaying(_ data: SoundscapeData, volume: Volume) {
+    private func startPlaying(_ data: SoundscapeData, volume: Volume, fadeIn: FadeIn) {
         let fromSilence = !active
         wantRunning = true
         disarm(stopTimer)
@@ -336,7 +336,7 @@ public final class PipeWireOutput: AudioOutput, @unchecked Sendable {
         let renderer = self.renderer
         runBlocking(on: dataLoop) {
             renderer.applyVolume(position: position, immediately: fromSilence)
-            renderer.applyRunning(true)
+            renderer.applyRunning(true, fadeIn: fadeIn)
         }
         activate(true)
     }

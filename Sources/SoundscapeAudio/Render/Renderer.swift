@@ -64,6 +64,8 @@ public final class Renderer: @unchecked Sendable {
         /// Play/stop fade 0…1 and whether we head up or down.
         var fade: Float = 0
         var running = false
+        /// The pace of the fade-in under way (`FadeIn`), set when a start begins.
+        var fadeInFrames = 1
         var fadedOutReported = true
     }
 
@@ -73,7 +75,9 @@ public final class Renderer: @unchecked Sendable {
         self.settings = settings
         self.wake = wake
         rt = .allocate(capacity: 1)
-        rt.initialize(to: RTState())
+        var state = RTState()
+        state.fadeInFrames = settings.fadeInFrames
+        rt.initialize(to: state)
     }
 
     deinit {
@@ -142,7 +146,10 @@ public final class Renderer: @unchecked Sendable {
         rt.pointee = state
     }
 
-    public func applyRunning(_ running: Bool) {
+    /// Starts (fading in at `fadeIn`'s pace) or fades out. A start while
+    /// already running keeps the pace of the fade-in under way.
+    public func applyRunning(_ running: Bool, fadeIn: FadeIn = .gentle) {
+        if running && !rt.pointee.running { rt.pointee.fadeInFrames = settings.fadeInFrames(fadeIn) }
         rt.pointee.running = running
         if !running { rt.pointee.fadedOutReported = false }
     }
@@ -231,6 +238,7 @@ public final class Renderer: @unchecked Sendable {
         let voiceGain = slot.gain
         let volumeTarget = state.volumeTarget
         let running = state.running
+        let fadeInFrames = state.fadeInFrames
         let got = ring._withUnsafeGuaranteedRef { ring in
             ring.consume(frames: frames) { source, run, offset in
                 let destination = output + offset * 2
@@ -241,7 +249,7 @@ public final class Renderer: @unchecked Sendable {
                     for frame in 0..<run {
                         Self.step(&volume, toward: volumeTarget, by: 1 / Float(settings.volumeRampFrames))
                         Self.step(&fade, toward: running ? 1 : 0,
-                                  by: 1 / Float(running ? settings.fadeInFrames : settings.fadeOutFrames))
+                                  by: 1 / Float(running ? fadeInFrames : settings.fadeOutFrames))
                         let gain = Volume.gain(forPosition: volume * fade) * voiceGain
                         destination[frame * 2] = source[frame * 2] * gain
                         destination[frame * 2 + 1] = source[frame * 2 + 1] * gain
@@ -298,7 +306,7 @@ public final class Renderer: @unchecked Sendable {
 
     private func applyMasterGain(to output: UnsafeMutablePointer<Float>, frames: Int, state: inout RTState) {
         let rampStep = 1 / Float(settings.volumeRampFrames)
-        let fadeStep = 1 / Float(state.running ? settings.fadeInFrames : settings.fadeOutFrames)
+        let fadeStep = 1 / Float(state.running ? state.fadeInFrames : settings.fadeOutFrames)
         let fadeTarget: Float = state.running ? 1 : 0
         for frame in 0..<frames {
             Self.step(&state.volume, toward: state.volumeTarget, by: rampStep)

@@ -80,7 +80,8 @@ extension PlayerMachine {
     /// What the caller must do. Each action carries everything needed to carry
     /// it out, so the caller never reads the machine's state to perform one.
     public enum Action: Sendable, Equatable {
-        case startOutput(SoundscapeID, Volume)
+        /// Start from silence (or turn a fade-out back), fading in as given.
+        case startOutput(SoundscapeID, Volume, FadeIn)
         /// Crossfade to another soundscape at this volume (the ducked one during a call in duck mode).
         case switchSoundscape(SoundscapeID, Volume)
         case setVolume(Volume)

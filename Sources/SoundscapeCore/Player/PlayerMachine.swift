@@ -29,6 +29,10 @@ public struct PlayerMachine: Sendable {
     private var disconnectReason: String?
     /// The sink we last asked to be linked to, on this connection.
     private var target: TargetRequest = .none
+    /// How the next start fades in: gently for the user's `play` until it is
+    /// heard, promptly for every return after that (and for a session restored
+    /// at start-up, which a crash may have cut off).
+    private var startFade: FadeIn = .prompt
 
     /// What we last asked of the session manager about our stream's link.
     private enum TargetRequest: Sendable, Equatable {
@@ -119,6 +123,7 @@ public struct PlayerMachine: Sendable {
                 if desired.intent == .stopped { announcer.sessionBegins() }
                 desired.soundscape = soundscape
                 desired.intent = .playing
+                startFade = .gentle
                 actions.append(.persist(desired))
                 // During a session the switch itself is the news; from silence, `started` says it.
                 if changedSoundscape, announcer.published != .stopped {
@@ -236,6 +241,7 @@ public struct PlayerMachine: Sendable {
         actions += reconcileOutput(now: now)
         actions += reconcileTarget()
         let state = currentState(now: now)
+        if state == .playing { startFade = .prompt }
         // The situation is only read for a transition; most inputs are not one.
         let transition = state != nil && state != announcer.published
         let situation: EventAnnouncer.Situation? = transition ? self.situation(now: now) : nil
@@ -268,7 +274,7 @@ public struct PlayerMachine: Sendable {
             // From `.stopping` the stream may still run (the fade-out is simply reversed).
             let streaming = output == .stopping && graphStreaming
             output = .active(soundscape: desired.soundscape, streaming: streaming, since: now)
-            return [.startOutput(desired.soundscape, effectiveVolume), .scheduleTick(at: now + configuration.startTimeout)]
+            return [.startOutput(desired.soundscape, effectiveVolume, startFade), .scheduleTick(at: now + configuration.startTimeout)]
         case (true, .active(let playing, let streaming, let since)) where playing != desired.soundscape:
             output = .active(soundscape: desired.soundscape, streaming: streaming, since: since)
             return [.switchSoundscape(desired.soundscape, effectiveVolume)]

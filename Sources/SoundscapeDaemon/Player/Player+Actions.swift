@@ -17,14 +17,11 @@ extension Player {
 
     private func perform(_ action: PlayerMachine.Action) {
         switch action {
-        case .startOutput(let id, let volume), .switchSoundscape(let id, let volume):
-            guard let data = loaded[id] else {
-                // The machine only plays what `play`, the restore or a fallback opened first.
-                logger.error("'\(id)' was to play but is not open; stopping")
-                apply(.decodeFailed(id, message: "cannot play '\(id)': it is not open", fallback: nil))
-                return
-            }
-            output.play(data, volume: volume)
+        case .startOutput(let id, let volume, let fade):
+            play(id, volume: volume, fadeIn: fade)
+        case .switchSoundscape(let id, let volume):
+            // A crossfade while audible; a fade-in under way keeps its pace.
+            play(id, volume: volume, fadeIn: .gentle)
         case .setVolume(let volume):
             output.setVolume(volume)
         case .stopOutput:
@@ -51,6 +48,16 @@ extension Player {
             case .reconnect: output.reconnectNow(reason: "the watchdog found audio stalled")
             }
         }
+    }
+
+    private func play(_ id: SoundscapeID, volume: Volume, fadeIn: FadeIn) {
+        guard let data = loaded[id] else {
+            // The machine only plays what `play`, the restore or a fallback opened first.
+            logger.error("'\(id)' was to play but is not open; stopping")
+            apply(.decodeFailed(id, message: "cannot play '\(id)': it is not open", fallback: nil))
+            return
+        }
+        output.play(data, volume: volume, fadeIn: fadeIn)
     }
 
     /// The signer host runs while the user wants the session (see `SignerSupervisor`).

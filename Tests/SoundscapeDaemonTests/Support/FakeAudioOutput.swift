@@ -12,7 +12,8 @@ final class FakeAudioOutput: AudioOutput, Sendable {
     enum Call: Sendable, Equatable, CustomStringConvertible {
         case start
         case shutdown
-        case play(SoundscapeID, Volume)
+        /// (A user's start fades in gently; a return, a restored session included, promptly.)
+        case play(SoundscapeID, Volume, FadeIn = .gentle)
         case setVolume(Volume)
         case stop
         case setTarget(String?)
@@ -24,7 +25,7 @@ final class FakeAudioOutput: AudioOutput, Sendable {
             switch self {
             case .start: "start"
             case .shutdown: "shutdown"
-            case .play(let id, let volume): "play(\(id), \(volume.percent)%)"
+            case .play(let id, let volume, let fade): "play(\(id), \(volume.percent)%, \(fade))"
             case .setVolume(let volume): "setVolume(\(volume.percent)%)"
             case .stop: "stop"
             case .setTarget(let sink): "setTarget(\(sink ?? "nil"))"
@@ -80,7 +81,7 @@ final class FakeAudioOutput: AudioOutput, Sendable {
 
     func start() { record(.start) }
     func shutdown() { record(.shutdown) }
-    func play(_ data: SoundscapeData, volume: Volume) { record(.play(data.id, volume)) }
+    func play(_ data: SoundscapeData, volume: Volume, fadeIn: FadeIn) { record(.play(data.id, volume, fadeIn)) }
     func setVolume(_ volume: Volume) { record(.setVolume(volume)) }
     func stop() {
         record(.stop)
