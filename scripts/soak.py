@@ -539,7 +539,7 @@ def main():
     guard = 0.1
     unplaceable = [(s - guard, s) for s, _ in blocking] + [(start, start + guard), (stop - guard, stop)]
     # Strict: every wanted moment counts, the recoveries after each fault included (a
-    # resume fades in over 300 ms, and its first tens of ms are below -60 dBFS).
+    # return fades in over 40 ms, and its first ~15 ms are below -60 dBFS).
     wanted, flowed, _ = uptime_over(blocking + unplaceable)
     uptime = 100.0 * flowed / wanted if wanted else 0.0
     # Outside recoveries: also leaving out each fault's recovery (from its lift to the first
