@@ -23,8 +23,9 @@ Measured:
                   in effect) that it did flow, at either music sink (RMS > -60 dBFS per 10 ms);
                   strict, and outside recoveries (each fault's lift to its first sound left
                   out too: that is the recovery, measured on its own), which counts the
-                  dropouts no fault explains; the 0.1 s before each blocking fault is left
-                  out of both, as the recorders cannot place audio that finely (see below)
+                  dropouts no fault explains; the 0.1 s before each blocking fault and
+                  each sink-loss is left out of both, as the recorders cannot place audio
+                  that finely there (see below)
   recovery        per fault: from the moment the fault is lifted (server back with its
                   sinks, SIGCONT sent, call ended, daemon restarted, sink gone or default
                   moved) to the first audible 10 ms
@@ -536,8 +537,15 @@ def main():
     # that ends exactly where a fault begins appears (audio cannot stop before the fault
     # does). The 0.1 s before each blocking fault, and at the recording's two ends, are
     # therefore neither wanted nor counted.
+    # The same holds before a sink-loss, for the recorder of the sink being destroyed: it
+    # loses the sink's last graph cycle or two (43 ms each at our quantum), and nothing the
+    # daemon does can stop the sound before the sink goes (in the 30-minute soak of
+    # 2026-11-25, seven of the eight longest silences outside recoveries, 0.03-0.09 s, ended
+    # within 0.02 s of a sink-loss's start).
     guard = 0.1
-    unplaceable = [(s - guard, s) for s, _ in blocking] + [(start, start + guard), (stop - guard, stop)]
+    unplaceable = ([(s - guard, s) for s, _ in blocking]
+                   + [(f["start"] - guard, f["start"]) for f in faults if f["type"] == "sink-loss"]
+                   + [(start, start + guard), (stop - guard, stop)])
     # Strict: every wanted moment counts, the recoveries after each fault included (a
     # return fades in over 40 ms, and its first ~15 ms are below -60 dBFS).
     wanted, flowed, _ = uptime_over(blocking + unplaceable)
