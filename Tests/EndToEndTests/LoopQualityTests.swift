@@ -359,14 +359,6 @@ extension AudioClip {
         return largest
     }
 
-    /// From the first non-zero sample on: the monitor's first buffers after
-    /// pw-record links can be empty, and zeros → signal is no step of ours.
-    fileprivate func fromFirstSound() -> AudioClip {
-        guard let first = samples.firstIndex(where: { $0 != 0 }) else { return self }
-        let frame = first / channels
-        return AudioClip(sampleRate: sampleRate, channels: channels, samples: Array(samples[(frame * channels)...]))
-    }
-
     /// The longest run of frames whose every channel stays below `threshold`, and where it starts (s).
     fileprivate func longestQuietRun(below threshold: Float) -> (frames: Int, time: Double) {
         var best = (frames: 0, time: 0.0)

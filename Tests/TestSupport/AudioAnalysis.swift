@@ -29,6 +29,15 @@ extension AudioClip {
         max(0, min(frameCount, Int((seconds * Double(sampleRate)).rounded())))
     }
 
+    /// From the first non-zero sample on: a recording's first graph cycle
+    /// (2048 frames) can be silent even when the sink plays, and that
+    /// zeros → signal edge is no step of the player's.
+    public func fromFirstSound() -> AudioClip {
+        guard let first = samples.firstIndex(where: { $0 != 0 }) else { return self }
+        let frame = first / channels
+        return AudioClip(sampleRate: sampleRate, channels: channels, samples: Array(samples[(frame * channels)...]))
+    }
+
     /// The frames between two times (seconds; `to: nil` = end).
     public func slice(from start: Double = 0, to end: Double? = nil) -> AudioClip {
         let a = frameIndex(at: start)
