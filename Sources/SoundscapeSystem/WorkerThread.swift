@@ -44,7 +44,7 @@ public final class WorkerThread: Sendable {
     }
 
     /// How a background thread gives way to the rest of the process.
-    public enum Policy {
+    public enum Policy: Sendable {
         /// `SCHED_BATCH` at nice 19: never preempts on waking, and a small share under load.
         case batch
         /// `SCHED_IDLE`: only CPU that nothing else wants.

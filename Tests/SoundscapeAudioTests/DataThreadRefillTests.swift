@@ -44,7 +44,8 @@ import Testing
 
         init() throws {
             data = try SoundscapeData(id: rainID, gain: 1, contents: try bundledBytes("rain.opus"))
-            cache = PCMCache(directory: NSTemporaryDirectory() + "soundscaped-pcm-\(UUID().uuidString)", logger: Logger(label: "test"))
+            cache = PCMCache(directory: NSTemporaryDirectory() + "soundscaped-pcm-\(UUID().uuidString)", buildPolicy: nil,
+                             logger: Logger(label: "test"))
             #expect(cache.write(data, to: cache.path(for: data)) == .success)
             let (loopWakes, refilledCalls) = (self.loopWakes, self.refilledCalls)
             refills = DataThreadRefill(renderer: renderer, dataLoop: loop.loop,

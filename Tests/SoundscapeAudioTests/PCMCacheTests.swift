@@ -12,7 +12,7 @@ import SoundscapeCore
 
     private func temporaryCache() throws -> PCMCache {
         let path = NSTemporaryDirectory() + "soundscaped-pcm-\(UUID().uuidString)"
-        return PCMCache(directory: path, logger: logger)
+        return PCMCache(directory: path, buildPolicy: nil, logger: logger)
     }
 
     private func rain() throws -> SoundscapeData {
@@ -197,7 +197,7 @@ import SoundscapeCore
         let size = PCMCache.fileBytes(for: data)
         let path = NSTemporaryDirectory() + "soundscaped-pcm-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let cache = PCMCache(directory: path, budgetBytes: size - 1, logger: logger)
+        let cache = PCMCache(directory: path, budgetBytes: size - 1, buildPolicy: nil, logger: logger)
         #expect(cache.build(data) == nil)
         let source = try LoopSource(data: data, cache: cache, logger: logger)
         #expect(source.build == nil && !source.isCached)
@@ -213,7 +213,7 @@ import SoundscapeCore
         defer { try? FileManager.default.removeItem(atPath: path) }
         // Room for two of the three 80-second loops.
         let budget = PCMCache.fileBytes(for: rain) * 2 + 1000
-        let cache = PCMCache(directory: path, budgetBytes: budget, logger: logger)
+        let cache = PCMCache(directory: path, budgetBytes: budget, buildPolicy: nil, logger: logger)
         for data in [rain, wind] {
             #expect(try #require(cache.build(data)).wait(timeout: .seconds(60)))
         }
@@ -239,7 +239,7 @@ import SoundscapeCore
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         let stale = path + "/wind-0123456789abcdef.f32.tmp-99999"
         try Data(count: 4096).write(to: URL(fileURLWithPath: stale))
-        let cache = PCMCache(directory: path, logger: logger)
+        let cache = PCMCache(directory: path, buildPolicy: nil, logger: logger)
         #expect(cache.makeRoom(for: PCMCache.fileBytes(for: data), soundscape: data.id) == nil)
         #expect(!FileManager.default.fileExists(atPath: stale))
     }

@@ -39,10 +39,19 @@ public final class PCMCache: Sendable {
     private let logger: Logger
     /// Paths being built right now, so a soundscape played twice builds once.
     private let building = Mutex<Set<String>>([])
+    /// How a build thread gives way; nil keeps the creating thread's policy.
+    private let buildPolicy: WorkerThread.Policy?
 
-    public init(directory: String, budgetBytes: Int64 = PCMCache.defaultBudgetBytes, logger: Logger) {
+    /// Builds run under `buildPolicy`: `SCHED_IDLE` in the daemon, since a
+    /// build is only an optimisation (the loop decodes as it plays until the
+    /// file is in place). Tests of what a build writes pass nil: under
+    /// `SCHED_IDLE` a build on a machine busy with other work waits for CPU
+    /// without bound, and what they check does not depend on when it runs.
+    public init(directory: String, budgetBytes: Int64 = PCMCache.defaultBudgetBytes,
+                buildPolicy: WorkerThread.Policy? = .idle, logger: Logger) {
         self.directory = directory
         budget = Atomic(budgetBytes)
+        self.buildPolicy = buildPolicy
         self.logger = logger
     }
 
@@ -77,8 +86,8 @@ public final class PCMCache: Sendable {
         return nil
     }
 
-    /// Decodes `data` once into the cache on a background thread at idle
-    /// priority; `build.isComplete` turns true when the file is in place.
+    /// Decodes `data` once into the cache on a background thread (at idle
+    /// priority in the daemon); `build.isComplete` turns true when the file is in place.
     /// Returns nil when the same loop is already being built.
     func build(_ data: SoundscapeData) -> PCMCacheBuild? {
         let path = path(for: data)
@@ -92,8 +101,8 @@ public final class PCMCache: Sendable {
         guard started else { return nil }
         let build = PCMCacheBuild()
         BlockingThread.start(stackSize: 512 * 1024) { [self] in
-            // SCHED_IDLE: the build only ever uses CPU nothing else wants.
-            WorkerThread.setCallingThreadPolicy(.idle)
+            // In the daemon SCHED_IDLE: the build only ever uses CPU nothing else wants.
+            if let buildPolicy { WorkerThread.setCallingThreadPolicy(buildPolicy) }
             let outcome = makeRoom(for: size, soundscape: data.id).map { .failure($0) } ?? write(data, to: path)
             building.withLock { _ = $0.remove(path) }
             switch outcome {
