@@ -44,6 +44,25 @@ struct PlayerTests {
         await harness.shutdown()
     }
 
+    @Test func anAnsweredChangeIsAlreadyOnDisk() async throws {
+        let harness = try H(saved: PersistedState(volume: 50, soundscape: "rain", wantsPlaying: true))
+        try await harness.start()
+        harness.output.report(.connected)
+        try await harness.output.waitForCall(.play(H.rain, Self.volume(50), .prompt))
+        harness.output.report(.streaming(true))
+        _ = try await harness.nextEvent(.started)
+        // Read through a second connection at once, without waiting for the player's writes:
+        // a client that was answered may be followed by a SIGKILL.
+        let onDisk = { try StateStore(directory: harness.directory.appendingPathComponent("state").path) }
+        _ = await harness.player.setVolume(Self.volume(30))
+        #expect(try onDisk().load()?.volume == 30)
+        _ = try await harness.player.setPreference("duck-level", to: "40")
+        #expect(try onDisk().loadPreferences()?.duckLevel == 40)
+        _ = await harness.player.pause()
+        #expect(try onDisk().load()?.paused == true)
+        await harness.shutdown()
+    }
+
     @Test func aSwitchDuringADuckKeepsTheDuckedVolume() async throws {
         let harness = try H(saved: PersistedState(volume: 100, soundscape: "rain", wantsPlaying: true),
                             preferences: PersistedPreferences(interruptionMode: "duck", duckLevel: 50, autoResume: true,

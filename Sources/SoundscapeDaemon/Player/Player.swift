@@ -114,8 +114,7 @@ public actor Player {
         output = dependencies.output
         outputEvents = dependencies.outputEvents
         outputEventSink = dependencies.outputEventSink
-        keeper = StateKeeper(store: dependencies.store, worker: dependencies.worker,
-                             logger: dependencies.logger)
+        keeper = StateKeeper(store: dependencies.store, logger: dependencies.logger)
         loader = SoundscapeLoader(locations: dependencies.locations, worker: dependencies.worker)
         worker = dependencies.worker
         hub = dependencies.hub
@@ -155,7 +154,7 @@ public actor Player {
         performSigner(signer?.resetFailure() ?? [])
         endSessionCommand()
         await settle()
-        return currentStatus()
+        return await answer(currentStatus())
     }
 
     /// Silence, keeping the keep-alive session and its signer host.
@@ -164,7 +163,7 @@ public actor Player {
         await beginSessionCommand()
         apply(.pause)
         endSessionCommand()
-        return currentStatus()
+        return await answer(currentStatus())
     }
 
     public func stop() async -> PlayerStatus {
@@ -172,13 +171,13 @@ public actor Player {
         await beginSessionCommand()
         apply(.stop)
         endSessionCommand()
-        return currentStatus()
+        return await answer(currentStatus())
     }
 
     public func setVolume(_ volume: Volume) async -> PlayerStatus {
         await untilRunning()
         apply(.setVolume(volume))
-        return currentStatus()
+        return await answer(currentStatus())
     }
 
     public func preferences() async -> Preferences {
@@ -200,7 +199,15 @@ public actor Player {
             hub.publish(type: .player, reason: .preferencesChanged, message: changed.joined(separator: ", "),
                         status: currentStatus())
         }
-        return machine.preferences
+        return await answer(machine.preferences)
+    }
+
+    /// `reply` once what the command changed is written: a client that was
+    /// answered can count on the change surviving a crash. The status is taken
+    /// before the wait, so it is what this command made.
+    private func answer<Reply: Sendable>(_ reply: Reply) async -> Reply {
+        await keeper.saved()
+        return reply
     }
 
     public func status() async -> PlayerStatus {
@@ -286,7 +293,7 @@ public actor Player {
         for task in tickTasks.values { task.cancel() }
         tickTasks.removeAll()
         // What the last commands changed is on disk before the process ends.
-        await keeper.drain()
+        await keeper.saved()
         outputEventSink.finish()
     }
 

@@ -4,14 +4,23 @@ import SoundscapeStore
 import SoundscapeSystem
 import Synchronization
 
-/// The player's saved state and preferences, read and written on the worker
-/// thread so SQLite never runs on the event loop.
+/// The player's saved state and preferences, read and written on a thread of
+/// their own (`soundscaped-db`) so SQLite never runs on the event loop.
 ///
-/// Saves are coalesced: the latest state (and preferences) is written, in
-/// order with the worker's other jobs. A write that fails (disk full, a
-/// read-only or locked database) is kept and written again, on the next
-/// save and every `retryInterval` until one succeeds, so the last change
-/// survives a restart once the disk takes writes again.
+/// Why not the shared worker: that one goes to `SCHED_IDLE` once the state is
+/// restored (it hashes and scans files, which must never delay a client), and
+/// on a busy machine an idle-policy thread waits seconds for CPU. A write is a
+/// fraction of a millisecond, so this thread keeps normal priority, and a
+/// command is answered once its change is written (`saved()`): whatever
+/// happens to the process after the reply, the change survives it. (With the
+/// write behind the idle worker, a `volume 30` answered and then a SIGKILL lost
+/// the 30 while two other programs kept both cores busy.)
+///
+/// Saves are coalesced: the latest state (and preferences) is written. A
+/// write that fails (disk full, a read-only or locked database) is kept and
+/// written again, on the next save and every `retryInterval` until one
+/// succeeds, so the last change survives a restart once the disk takes
+/// writes again.
 final class StateKeeper: Sendable {
     struct Restored: Sendable {
         var state: PersistedState?
@@ -35,9 +44,9 @@ final class StateKeeper: Sendable {
     private let retryInterval: Duration
     private let pending = Mutex(Pending())
 
-    init(store: StateStore?, worker: WorkerThread, logger: Logger, retryInterval: Duration = .seconds(5)) {
+    init(store: StateStore?, logger: Logger, retryInterval: Duration = .seconds(5)) {
         self.store = store
-        self.worker = worker
+        worker = WorkerThread(name: "soundscaped-db")
         self.logger = logger
         self.retryInterval = retryInterval
     }
@@ -93,12 +102,14 @@ final class StateKeeper: Sendable {
         return problem
     }
 
-    /// Returns once every save made before the call has been tried.
-    func drain() async {
+    /// Returns once every save made before the call has been tried (written,
+    /// or kept for a retry when the database refused it).
+    func saved() async {
+        guard store != nil else { return }
         await worker.run {}
     }
 
-    // MARK: Writing (worker thread)
+    // MARK: Writing (the database thread)
 
     private func enqueue(_ change: (inout Pending) -> Void) {
         guard store != nil else { return }

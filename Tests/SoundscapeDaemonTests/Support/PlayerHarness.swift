@@ -94,7 +94,7 @@ final class PlayerHarness: @unchecked Sendable {
 
     /// What is on disk now, read through a second connection after the player's writes are done.
     func savedState() async throws -> PersistedState? {
-        await player.keeper.drain()
+        await player.keeper.saved()
         return try StateStore(directory: directory.appendingPathComponent("state").path).load()
     }
 }
