@@ -1,7 +1,7 @@
 import Foundation
 import SoundscapeAudio
 import SoundscapeCore
-import SoundscapeStore
+@testable import SoundscapeStore
 import Testing
 import TestSupport
 @testable import SoundscapeDaemon
@@ -60,6 +60,25 @@ struct PlayerTests {
         #expect(try onDisk().loadPreferences()?.duckLevel == 40)
         _ = await harness.player.pause()
         #expect(try onDisk().load()?.paused == true)
+        await harness.shutdown()
+    }
+
+    @Test func aLockedDatabaseDelaysTheWriteNotTheAnswer() async throws {
+        let harness = try H(saved: PersistedState(volume: 50, soundscape: "rain", wantsPlaying: false),
+                            saveWait: .milliseconds(200))
+        try await harness.start()
+        harness.output.report(.connected)
+        // Another process holds the write lock: SQLite waits up to its 2 s busy timeout.
+        let holder = try SQLiteConnection(
+            path: harness.directory.appendingPathComponent("state").appendingPathComponent(StateStore.fileName).path)
+        try holder.execute("BEGIN IMMEDIATE")
+        let asked = ContinuousClock.now
+        _ = await harness.player.setVolume(Self.volume(30))
+        let waited = ContinuousClock.now - asked
+        #expect(waited < .milliseconds(1500), "the answer waited \(waited) for a locked database (bound 200 ms)")
+        // Released within the busy timeout, the same write goes through.
+        try holder.execute("COMMIT")
+        #expect(try await harness.savedState()?.volume == 30)
         await harness.shutdown()
     }
 

@@ -109,8 +109,12 @@ public actor Player {
     /// Files and SQLite (moved to the background once the saved state is restored).
     private let worker: WorkerThread
 
+    /// How long at most a command's answer waits for its change to be written.
+    private let saveWait: Duration
+
     init(_ dependencies: Dependencies, signerHost: SignerHost? = nil,
-                configuration: PlayerMachine.Configuration = .init()) {
+                configuration: PlayerMachine.Configuration = .init(), saveWait: Duration = .seconds(1)) {
+        self.saveWait = saveWait
         output = dependencies.output
         outputEvents = dependencies.outputEvents
         outputEventSink = dependencies.outputEventSink
@@ -204,9 +208,11 @@ public actor Player {
 
     /// `reply` once what the command changed is written: a client that was
     /// answered can count on the change surviving a crash. The status is taken
-    /// before the wait, so it is what this command made.
+    /// before the wait, so it is what this command made. A database that is
+    /// locked or a disk that hangs holds the answer back `saveWait` at most;
+    /// the change stays queued, and is written when the disk lets it.
     private func answer<Reply: Sendable>(_ reply: Reply) async -> Reply {
-        await keeper.saved()
+        await keeper.saved(within: saveWait)
         return reply
     }
 

@@ -11,10 +11,12 @@ import Synchronization
 /// restored (it hashes and scans files, which must never delay a client), and
 /// on a busy machine an idle-policy thread waits seconds for CPU. A write is a
 /// fraction of a millisecond, so this thread keeps normal priority, and a
-/// command is answered once its change is written (`saved()`): whatever
+/// command is answered once its change is written (`saved(within:)`): whatever
 /// happens to the process after the reply, the change survives it. (With the
 /// write behind the idle worker, a `volume 30` answered and then a SIGKILL lost
-/// the 30 while two other programs kept both cores busy.)
+/// the 30 while two other programs kept both cores busy.) The wait is bounded:
+/// a database another process holds locked (SQLite's busy timeout is 2 s) or a
+/// disk that hangs delays the write, never the answer beyond the bound.
 ///
 /// Saves are coalesced: the latest state (and preferences) is written. A
 /// write that fails (disk full, a read-only or locked database) is kept and
@@ -109,6 +111,22 @@ final class StateKeeper: Sendable {
         await worker.run {}
     }
 
+    /// `saved()`, or `bound` at most: then the write goes on without the caller.
+    func saved(within bound: Duration) async {
+        guard store != nil else { return }
+        let waiter = OnceWaiter()
+        var timer: Task<Void, Never>?
+        await withCheckedContinuation { continuation in
+            waiter.set(continuation)
+            worker.submit { waiter.resume() }
+            timer = Task {
+                try? await Task.sleep(for: bound)
+                waiter.resume()
+            }
+        }
+        timer?.cancel()
+    }
+
     // MARK: Writing (the database thread)
 
     private func enqueue(_ change: (inout Pending) -> Void) {
@@ -174,5 +192,18 @@ final class StateKeeper: Sendable {
     private func retry() {
         pending.withLock { $0.retryScheduled = false }
         enqueue { _ in }
+    }
+}
+
+/// A continuation that the first of several callers resumes; the rest do nothing.
+private final class OnceWaiter: Sendable {
+    private let continuation = Mutex<CheckedContinuation<Void, Never>?>(nil)
+
+    func set(_ continuation: CheckedContinuation<Void, Never>) {
+        self.continuation.withLock { $0 = continuation }
+    }
+
+    func resume() {
+        continuation.withLock { $0.take() }?.resume()
     }
 }

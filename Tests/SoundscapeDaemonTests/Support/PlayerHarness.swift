@@ -37,7 +37,7 @@ final class PlayerHarness: @unchecked Sendable {
     ///   - preferences: likewise.
     init(saved: PersistedState? = nil, preferences: PersistedPreferences? = nil,
          signer: SignerConfiguration? = nil, userFiles: [String: [UInt8]] = [:],
-         configuration: PlayerMachine.Configuration = .init()) throws {
+         configuration: PlayerMachine.Configuration = .init(), saveWait: Duration = .seconds(1)) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("player-test-\(UUID().uuidString)")
         userSoundscapes = directory.appendingPathComponent("soundscapes")
         try FileManager.default.createDirectory(at: userSoundscapes, withIntermediateDirectories: true)
@@ -59,7 +59,7 @@ final class PlayerHarness: @unchecked Sendable {
             .init(output: output, outputEvents: output.events, outputEventSink: output.eventSink, store: store,
                   locations: .init(builtin: Self.builtinSoundscapes, extra: [], user: userSoundscapes.path),
                   hub: hub, worker: worker, logger: logger),
-            signerHost: signerHost, configuration: configuration)
+            signerHost: signerHost, configuration: configuration, saveWait: saveWait)
         events = hub.subscribe(queueLimit: 1000)
     }
 
