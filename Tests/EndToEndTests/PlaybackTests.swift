@@ -136,7 +136,11 @@ struct PlaybackTests {
             }
 
             // A quiet window: no client comes or goes (a recorder's node and links
-            // would be news to our graph monitor, on the loop thread).
+            // would be news to our graph monitor, on the loop thread). It opens once the
+            // commands' own timers are spent: each answer bounds its wait for the state
+            // write with a 1 s timer (StateKeeper.saved(within:)), and that timer wakes
+            // the loop once, a second after the command, even when the write was quick.
+            Thread.sleep(forTimeInterval: 1.2)
             let before = Self.voluntarySwitches(of: process.pid)
             Thread.sleep(forTimeInterval: 4)
             let after = Self.voluntarySwitches(of: process.pid)

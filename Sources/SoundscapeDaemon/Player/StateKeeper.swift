@@ -1,4 +1,6 @@
 import Logging
+import NIOCore
+import NIOPosix
 import SoundscapeCore
 import SoundscapeStore
 import SoundscapeSystem
@@ -112,19 +114,22 @@ final class StateKeeper: Sendable {
     }
 
     /// `saved()`, or `bound` at most: then the write goes on without the caller.
+    ///
+    /// The bound is a NIO scheduled task, cancelled once the write is done:
+    /// a cancelled `Task.sleep` still wakes the event loop at its deadline, and
+    /// the playing daemon must not wake a second after every command.
     func saved(within bound: Duration) async {
         guard store != nil else { return }
         let waiter = OnceWaiter()
-        var timer: Task<Void, Never>?
+        let (seconds, attoseconds) = bound.components
+        let delay = TimeAmount.nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        var timeout: Scheduled<Void>?
         await withCheckedContinuation { continuation in
             waiter.set(continuation)
+            timeout = MultiThreadedEventLoopGroup.singleton.any().scheduleTask(in: delay) { waiter.resume() }
             worker.submit { waiter.resume() }
-            timer = Task {
-                try? await Task.sleep(for: bound)
-                waiter.resume()
-            }
         }
-        timer?.cancel()
+        timeout?.cancel()
     }
 
     // MARK: Writing (the database thread)
