@@ -27,10 +27,10 @@ public enum PlayerError: Error, Sendable, Equatable, CustomStringConvertible {
 /// `SignerSupervisor`.
 ///
 /// It runs on the daemon's event loop, which also answers the control socket,
-/// so it never blocks: files are scanned and opened, and the database read and
-/// written, on the worker thread (`SoundscapeLoader`, `StateKeeper`), and the
-/// output's methods return at once. While it awaits the worker, other calls
-/// (a status query, say) are served.
+/// so it never blocks: files are scanned and opened on the worker thread
+/// (`SoundscapeLoader`), the database is read and written on a thread of its
+/// own (`StateKeeper`), and the output's methods return at once. While it
+/// awaits either thread, other calls (a status query, say) are served.
 public actor Player {
     public struct Dependencies: Sendable {
         public var output: any AudioOutput
@@ -106,7 +106,7 @@ public actor Player {
     /// What `systemd-inhibit` runs with (PATH, the system bus address).
     let inhibitorEnvironment: [String: String]
     private var fadeWaiters: [CheckedContinuation<Void, Never>] = []
-    /// Files and SQLite (moved to the background once the saved state is restored).
+    /// Files (moved to the background once the saved state is restored).
     private let worker: WorkerThread
 
     /// How long at most a command's answer waits for its change to be written.
