@@ -2,6 +2,7 @@ import CSQLite
 import Glibc
 import SoundscapeCore
 import SoundscapeSystem
+import Synchronization
 
 /// What survives a restart: the user's volume and soundscape, and whether
 /// they wanted it playing (so a crash or reboot resumes the keep-alive).
@@ -28,15 +29,17 @@ public struct PersistedPreferences: Sendable, Equatable {
     public var pinnedSink: String?
     public var keepAwake: Bool
     public var notifications: Bool
+    public var signerDownSound: String
 
     public init(interruptionMode: String, duckLevel: Int, autoResume: Bool, pinnedSink: String?,
-                keepAwake: Bool = false, notifications: Bool = true) {
+                keepAwake: Bool = false, notifications: Bool = true, signerDownSound: String = "cue") {
         self.interruptionMode = interruptionMode
         self.duckLevel = duckLevel
         self.autoResume = autoResume
         self.pinnedSink = pinnedSink
         self.keepAwake = keepAwake
         self.notifications = notifications
+        self.signerDownSound = signerDownSound
     }
 }
 
@@ -57,7 +60,7 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
 ///   Every later write first tries to open it for writing again.
 /// - A write that fails throws; the caller keeps the change and writes it again
 ///   (see the daemon's `StateKeeper`).
-public final class StateStore: @unchecked Sendable {
+public final class StateStore: Sendable {
     public static let fileName = "state.sqlite"
 
     /// How the database is open.
@@ -72,13 +75,17 @@ public final class StateStore: @unchecked Sendable {
     public let notices: [String]
     /// Where a damaged database was moved at open, if one was.
     public let movedAside: String?
-    /// Serialises every use of the one connection (the daemon's worker thread is
-    /// the only caller, but the store does not rely on that).
-    private let lock = StoreLock()
-    private var connection: SQLiteConnection
-    private var openMode: Mode
+    /// The one connection and how it is open. The lock serialises every use of
+    /// it (the daemon's database thread is the only caller, but the store does
+    /// not rely on that).
+    private struct Open {
+        var connection: SQLiteConnection
+        var mode: Mode
+    }
 
-    public var mode: Mode { lock.withLock { openMode } }
+    private let open: Mutex<Open>
+
+    public var mode: Mode { open.withLock { $0.mode } }
 
     public init(directory: String) throws(StoreError) {
         let path = directory.hasSuffix("/") ? directory + Self.fileName : directory + "/" + Self.fileName
@@ -88,12 +95,14 @@ public final class StateStore: @unchecked Sendable {
         }
         var notices: [String] = []
         var movedAside: String?
+        let connection: SQLiteConnection
+        let openMode: Mode
         do {
             connection = try Self.openForWriting(path: path)
             openMode = .readWrite
         } catch let error where error.provesDamage {
             let salvaged = Self.salvage(path: path)
-            let aside = path + ".damaged-\(Int(Clock.unixSeconds()))"
+            let aside = path + ".damaged-\(Int(Self.unixSeconds()))"
             guard rename(path, aside) == 0 else {
                 let reason = String(cString: strerror(errno))
                 throw StoreError(description: "the state database \(path) is damaged (\(error)) and cannot be moved aside: \(reason)")
@@ -126,6 +135,7 @@ public final class StateStore: @unchecked Sendable {
             openMode = .readOnly(reason: reason)
             notices.append("the state database cannot be written (\(reason)); the saved state is used, and changes are kept in memory until it can be")
         }
+        open = Mutex(Open(connection: connection, mode: openMode))
         self.notices = notices
         self.movedAside = movedAside
     }
@@ -180,12 +190,11 @@ public final class StateStore: @unchecked Sendable {
 
     /// Writing needs a read-write connection: a store opened read-only tries to
     /// open one again first (the disk may take writes again), and keeps it.
-    private func writable() throws(SQLiteError) -> SQLiteConnection {
-        guard case .readOnly = openMode else { return connection }
+    private static func writable(_ open: inout Open, path: String) throws(SQLiteError) -> SQLiteConnection {
+        guard case .readOnly = open.mode else { return open.connection }
         do {
             let upgraded = try Self.openForWriting(path: path)
-            connection = upgraded
-            openMode = .readWrite
+            open = Open(connection: upgraded, mode: .readWrite)
             return upgraded
         } catch {
             throw SQLiteError(code: error.code, message: "\(Self.whyNotWritable(path) ?? error.message) (open read-only)")
@@ -239,6 +248,10 @@ public final class StateStore: @unchecked Sendable {
         ALTER TABLE preferences ADD COLUMN keep_awake BOOLEAN NOT NULL DEFAULT 0;
         ALTER TABLE preferences ADD COLUMN notifications BOOLEAN NOT NULL DEFAULT 1;
         """,
+        // v5: what plays while the signer is down (cue, silence or keep).
+        """
+        ALTER TABLE preferences ADD COLUMN signer_down_sound TEXT NOT NULL DEFAULT 'cue';
+        """,
     ]
 
     /// The writes the daemon makes while it runs, compiled once at open (`SQLiteConnection.prepare(kept:)`).
@@ -250,12 +263,13 @@ public final class StateStore: @unchecked Sendable {
         """
     static let savePreferencesSQL = """
         INSERT INTO preferences (id, interruption_mode, duck_level, auto_resume, pinned_sink,
-            keep_awake, notifications, updated_at)
-        VALUES (1, ?, ?, ?, ?, ?, ?, ?)
+            keep_awake, notifications, signer_down_sound, updated_at)
+        VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?)
         ON CONFLICT(id) DO UPDATE SET interruption_mode = excluded.interruption_mode,
             duck_level = excluded.duck_level, auto_resume = excluded.auto_resume,
             pinned_sink = excluded.pinned_sink, keep_awake = excluded.keep_awake,
-            notifications = excluded.notifications, updated_at = excluded.updated_at
+            notifications = excluded.notifications, signer_down_sound = excluded.signer_down_sound,
+            updated_at = excluded.updated_at
         """
     static let checkWritableSQL = "INSERT OR REPLACE INTO health_probe (id, checked_at) VALUES (1, ?)"
 
@@ -275,7 +289,7 @@ public final class StateStore: @unchecked Sendable {
     /// The saved state, or nil on a first start.
     public func load() throws(StoreError) -> PersistedState? {
         do {
-            return try lock.withLock { () throws(SQLiteError) in try Self.readState(connection) }
+            return try open.withLock { (open: inout Open) throws(SQLiteError) in try Self.readState(open.connection) }
         } catch {
             throw StoreError(description: "cannot read the saved state: \(error)")
         }
@@ -283,7 +297,9 @@ public final class StateStore: @unchecked Sendable {
 
     public func save(_ state: PersistedState) throws(StoreError) {
         do {
-            try lock.withLock { () throws(SQLiteError) in try Self.write(state, to: try writable()) }
+            try open.withLock { [path] (open: inout Open) throws(SQLiteError) in
+                try Self.write(state, to: try Self.writable(&open, path: path))
+            }
         } catch {
             throw StoreError(description: "cannot save the state: \(error)")
         }
@@ -292,7 +308,7 @@ public final class StateStore: @unchecked Sendable {
     /// Saved preferences, or nil when none were ever set.
     public func loadPreferences() throws(StoreError) -> PersistedPreferences? {
         do {
-            return try lock.withLock { () throws(SQLiteError) in try Self.readPreferences(connection) }
+            return try open.withLock { (open: inout Open) throws(SQLiteError) in try Self.readPreferences(open.connection) }
         } catch {
             throw StoreError(description: "cannot read the saved preferences: \(error)")
         }
@@ -300,7 +316,9 @@ public final class StateStore: @unchecked Sendable {
 
     public func save(_ preferences: PersistedPreferences) throws(StoreError) {
         do {
-            try lock.withLock { () throws(SQLiteError) in try Self.write(preferences, to: try writable()) }
+            try open.withLock { [path] (open: inout Open) throws(SQLiteError) in
+                try Self.write(preferences, to: try Self.writable(&open, path: path))
+            }
         } catch {
             throw StoreError(description: "cannot save the preferences: \(error)")
         }
@@ -309,8 +327,8 @@ public final class StateStore: @unchecked Sendable {
     /// Proves a write goes through (for the health probe) without changing data.
     public func checkWritable() throws(StoreError) {
         do {
-            try lock.withLock { () throws(SQLiteError) in
-                try writable().execute(Self.checkWritableSQL, [.real(Clock.unixSeconds())])
+            try open.withLock { [path] (open: inout Open) throws(SQLiteError) in
+                try Self.writable(&open, path: path).execute(Self.checkWritableSQL, [.real(Self.unixSeconds())])
             }
         } catch {
             throw StoreError(description: "the state database is not writable: \(error)")
@@ -336,14 +354,15 @@ public final class StateStore: @unchecked Sendable {
                                  autoResume: ($0["auto_resume"]?.integer ?? 1) != 0,
                                  pinnedSink: $0["pinned_sink"]?.text,
                                  keepAwake: ($0["keep_awake"]?.integer ?? 0) != 0,
-                                 notifications: ($0["notifications"]?.integer ?? 1) != 0)
+                                 notifications: ($0["notifications"]?.integer ?? 1) != 0,
+                                 signerDownSound: $0["signer_down_sound"]?.text ?? "cue")
         }
     }
 
     private static func write(_ state: PersistedState, to connection: SQLiteConnection) throws(SQLiteError) {
         try connection.execute(saveStateSQL, [
             .integer(Int64(state.volume)), state.soundscape.map { .text($0) } ?? .null,
-            .integer(state.wantsPlaying ? 1 : 0), .integer(state.paused ? 1 : 0), .real(Clock.unixSeconds()),
+            .integer(state.wantsPlaying ? 1 : 0), .integer(state.paused ? 1 : 0), .real(unixSeconds()),
         ])
     }
 
@@ -352,36 +371,14 @@ public final class StateStore: @unchecked Sendable {
             .text(preferences.interruptionMode), .integer(Int64(preferences.duckLevel)),
             .integer(preferences.autoResume ? 1 : 0), preferences.pinnedSink.map { .text($0) } ?? .null,
             .integer(preferences.keepAwake ? 1 : 0), .integer(preferences.notifications ? 1 : 0),
-            .real(Clock.unixSeconds()),
+            .text(preferences.signerDownSound), .real(unixSeconds()),
         ])
     }
-}
 
-/// Wall-clock seconds, for `updated_at` columns.
-enum Clock {
-    static func unixSeconds() -> Double {
+    /// Wall-clock seconds, for `updated_at` columns and the name of a damaged file moved aside.
+    private static func unixSeconds() -> Double {
         var spec = timespec()
         clock_gettime(CLOCK_REALTIME, &spec)
         return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
-    }
-}
-
-/// A pthread mutex with a typed-throws `withLock`.
-final class StoreLock: @unchecked Sendable {
-    private var mutex = pthread_mutex_t()
-
-    init() {
-        pthread_mutex_init(&mutex, nil)
-    }
-
-    deinit {
-        pthread_mutex_destroy(&mutex)
-    }
-
-    @discardableResult
-    func withLock<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
-        pthread_mutex_lock(&mutex)
-        defer { pthread_mutex_unlock(&mutex) }
-        return try body()
     }
 }
