@@ -16,6 +16,16 @@ public struct SoundscapeID: Sendable, Hashable, Comparable, CustomStringConverti
         self.rawValue = rawValue
     }
 
+    /// An id no soundscape file can have (ids never begin with "."), for what
+    /// the daemon plays on its own account rather than the user's.
+    private init(reserved rawValue: String) {
+        self.rawValue = rawValue
+    }
+
+    /// The cue that plays instead of the soundscape while the signer is down
+    /// (`signer-down-sound = cue`).
+    public static let signerDownCue = SoundscapeID(reserved: ".signer-down")
+
     public var description: String { rawValue }
 
     public static func < (lhs: SoundscapeID, rhs: SoundscapeID) -> Bool { lhs.rawValue < rhs.rawValue }

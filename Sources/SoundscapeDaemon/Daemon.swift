@@ -80,7 +80,8 @@ public enum Daemon {
         let worker = WorkerThread(name: "soundscaped-io")
         let player = Player(.init(output: output, outputEvents: outputEvents, outputEventSink: outputSink, store: store,
                                   locations: options.soundscapes, hub: hub, worker: worker,
-                                  logger: Logger(label: "soundscaped.player"), environment: environment),
+                                  logger: Logger(label: "soundscaped.player"),
+                                  clock: EventLoopClock(eventLoop: eventLoopGroup.next()), environment: environment),
                             signerHost: signerHost)
 
         let systemd = SystemdNotifierService(environment: environment, logger: Logger(label: "soundscaped.systemd")) {

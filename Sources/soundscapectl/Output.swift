@@ -85,6 +85,7 @@ enum Output {
             ("pinned-sink", preferences["pinnedSink"]?.stringValue ?? "none (follow the default)"),
             ("keep-awake", preferences["keepAwake"]?.boolValue.map { $0 ? "on" : "off" } ?? "?"),
             ("notifications", preferences["notifications"]?.boolValue.map { $0 ? "on" : "off" } ?? "?"),
+            ("signer-down-sound", preferences["signerDownSound"]?.stringValue ?? "cue"),
         ]
         for (name, value) in rows { print(name.padded(to: 19) + value) }
     }

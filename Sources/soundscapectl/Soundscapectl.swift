@@ -202,9 +202,9 @@ struct Health: AsyncParsableCommand {
 struct SetPreference: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "set",
-        abstract: "Set a preference: interruption-mode pause|duck|ignore, duck-level 0-100, auto-resume on|off, pinned-sink NAME|none, keep-awake on|off, notifications on|off.")
+        abstract: "Set a preference: interruption-mode pause|duck|ignore, duck-level 0-100, auto-resume on|off, pinned-sink NAME|none, keep-awake on|off, notifications on|off, signer-down-sound cue|silence|keep.")
     @OptionGroup var connection: ConnectionOptions
-    @Argument(help: "interruption-mode, duck-level, auto-resume, pinned-sink, keep-awake or notifications.") var name: String
+    @Argument(help: "interruption-mode, duck-level, auto-resume, pinned-sink, keep-awake, notifications or signer-down-sound.") var name: String
     @Argument(help: "The new value.") var value: String
 
     func run() async throws {

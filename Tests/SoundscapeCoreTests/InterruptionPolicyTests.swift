@@ -1017,7 +1017,8 @@ extension InterruptionPolicyTests {
         @Test func defaults() {
             #expect(Preferences.default == preferences(.pause, duckLevel: 30, autoResume: true, pinnedSink: nil))
             #expect(Preferences.names == ["interruption-mode", "duck-level", "auto-resume", "pinned-sink", "keep-awake",
-                                          "notifications"])
+                                          "notifications", "signer-down-sound"])
+            #expect(Preferences.default.signerDownSound == .cue)
         }
 
         @Test func interruptionMode() {
@@ -1077,10 +1078,25 @@ extension InterruptionPolicyTests {
             #expect(expected.changedNames(since: .default) == ["notifications"])
         }
 
+        @Test func signerDownSound() {
+            for sound in Preferences.SignerDownSound.allCases {
+                var expected = Preferences.default
+                expected.signerDownSound = sound
+                #expect(Self.applying("signer-down-sound", sound.rawValue.uppercased()) == .success(expected))
+            }
+            for bad in ["", "chime", "on", "mute"] {
+                #expect(Self.applying("signer-down-sound", bad)
+                        == Self.refused("signer-down-sound must be one of cue, silence, keep"))
+            }
+            var silence = Preferences.default
+            silence.signerDownSound = .silence
+            #expect(silence.changedNames(since: .default) == ["signer-down-sound"])
+        }
+
         @Test func unknownNames() {
             for name in ["volume", "", "Duck-Level", "interruption_mode"] {
                 #expect(Self.applying(name, "on") == Self.refused(
-                    "unknown preference '\(name)' (known: interruption-mode, duck-level, auto-resume, pinned-sink, keep-awake, notifications)"))
+                    "unknown preference '\(name)' (known: interruption-mode, duck-level, auto-resume, pinned-sink, keep-awake, notifications, signer-down-sound)"))
             }
         }
 
@@ -1088,7 +1104,7 @@ extension InterruptionPolicyTests {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
             #expect(String(decoding: try encoder.encode(Preferences.default), as: UTF8.self)
-                    == #"{"autoResume":true,"duckLevel":30,"interruptionMode":"pause","keepAwake":false,"notifications":true,"pinnedSink":null}"#)
+                    == #"{"autoResume":true,"duckLevel":30,"interruptionMode":"pause","keepAwake":false,"notifications":true,"pinnedSink":null,"signerDownSound":"cue"}"#)
             let pinned = preferences(.duck, duckLevel: 45, autoResume: false, pinnedSink: usb)
             #expect(try JSONDecoder().decode(Preferences.self, from: encoder.encode(pinned)) == pinned)
             #expect(try JSONDecoder().decode(Preferences.self, from: Data(
@@ -1102,7 +1118,7 @@ extension InterruptionPolicyTests {
         }
 
         @Test func interruptionCauseOrder() {
-            #expect(InterruptionCause.allCases == [.communicationStream, .callRoute, .serverPaused])
+            #expect(InterruptionCause.allCases == [.communicationStream, .callRoute, .serverPaused, .signerDown, .muted])
             #expect(InterruptionCause.communicationStream < .callRoute)
             #expect(InterruptionCause.callRoute < .serverPaused)
             #expect(!(InterruptionCause.serverPaused < .communicationStream))

@@ -2,6 +2,7 @@ import Foundation
 import SoundscapeAudio
 import SoundscapeCore
 @testable import SoundscapeStore
+import Synchronization
 import Testing
 import TestSupport
 @testable import SoundscapeDaemon
@@ -72,10 +73,16 @@ struct PlayerTests {
         let holder = try SQLiteConnection(
             path: harness.directory.appendingPathComponent("state").appendingPathComponent(StateStore.fileName).path)
         try holder.execute("BEGIN IMMEDIATE")
-        let asked = ContinuousClock.now
-        _ = await harness.player.setVolume(Self.volume(30))
-        let waited = ContinuousClock.now - asked
-        #expect(waited < .milliseconds(1500), "the answer waited \(waited) for a locked database (bound 200 ms)")
+        let player = harness.player
+        let answer = Task { await player.setVolume(Self.volume(30)) }
+        // The answer waits for its write, bounded by a call on the player's clock: at the
+        // bound it goes out, well before SQLite gives up on the lock.
+        try await harness.clock.waitForScheduledCall("the bound on the answer's write")
+        harness.clock.advance(by: .milliseconds(200))
+        let status = try await withTimeout("the answer at its bound (SQLite's busy timeout is 2 s)", seconds: 1.5) {
+            await answer.value
+        }
+        #expect(status.volume == Self.volume(30))
         // Released within the busy timeout, the same write goes through.
         try holder.execute("COMMIT")
         #expect(try await harness.savedState()?.volume == 30)
@@ -109,12 +116,60 @@ struct PlayerTests {
         try await harness.start()
         let player = harness.player
         let reply = Task { try await player.play(H.rain) }
-        try await Task.sleep(for: .milliseconds(50))  // the reply must still be waiting: nothing decided yet
+        // The reply is held until the first connection attempt is decided.
+        try await withTimeout("the play to wait for the output", seconds: 2) {
+            while await player.settlingCount == 0 { await Task.yield() }
+        }
         harness.output.report(.connected)
         try await harness.output.waitForCall(.play(H.rain, .default))
         harness.output.report(.streaming(true))
         #expect(try await reply.value.state == .playing)
         await harness.shutdown()
+    }
+
+    /// A start the graph never runs is answered at its deadline (3 s on the
+    /// player's clock), `recovering`, with `resumeFailed`; not a moment before.
+    @Test func aStartTheGraphNeverRunsIsAnsweredAtItsDeadline() async throws {
+        let harness = try H()
+        try await harness.start()
+        harness.output.report(.connected)
+        let player = harness.player
+        let reply = Task { try await player.play(H.rain) }
+        try await harness.output.waitForCall(.play(H.rain, .default))
+        try await harness.clock.waitForScheduledCall("the start's deadline")
+        harness.clock.advance(by: .milliseconds(2999))
+        #expect(await player.settlingCount == 1, "the play was answered before its start's deadline")
+        harness.clock.advance(by: .milliseconds(1))
+        let status = try await withTimeout("the answer at the start's deadline", seconds: 2) { try await reply.value }
+        #expect(status.state == .recovering)
+        try await harness.nextEvent(.resumeFailed)
+        await harness.shutdown()
+    }
+
+    /// The exit waits for the fade-out, and a graph that never finishes it
+    /// holds the exit no longer than the bound (200 ms on the player's clock).
+    @Test func theExitWaitsForTheFadeOutAtMostItsBound() async throws {
+        let harness = try H(saved: PersistedState(volume: 50, soundscape: "rain", wantsPlaying: true), finishesFades: false)
+        try await harness.start()
+        harness.output.report(.connected)
+        try await harness.output.waitForCall(.play(H.rain, Self.volume(50), .prompt))
+        harness.output.report(.streaming(true))
+        try await harness.nextEvent(.started)
+        // Past the start's deadline, so the only call left on the clock will be the fade-out's bound.
+        harness.clock.advance(by: .seconds(3))
+        #expect(harness.clock.pendingCount == 0)
+        let exited = Mutex(false)
+        let exit = Task {
+            await harness.shutdown()
+            exited.withLock { $0 = true }
+        }
+        try await harness.output.waitForCall(.stop)
+        try await harness.clock.waitForScheduledCall("the bound on the fade-out")
+        let exitedEarly = exited.withLock { $0 }
+        #expect(!exitedEarly, "the exit did not wait for the fade-out")
+        harness.clock.advance(by: .milliseconds(200))
+        try await withTimeout("the exit at the fade-out's bound", seconds: 2) { await exit.value }
+        #expect(try await harness.savedState()?.wantsPlaying == true)
     }
 
     @Test func aPlayWithoutPipeWireRepliesOnceTheOutputSaysSo() async throws {

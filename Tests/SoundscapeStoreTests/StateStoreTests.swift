@@ -94,7 +94,7 @@ import Testing
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let saved = PersistedPreferences(interruptionMode: "duck", duckLevel: 25, autoResume: false, pinnedSink: "headset",
-                                         keepAwake: true, notifications: false)
+                                         keepAwake: true, notifications: false, signerDownSound: "silence")
         do {
             let store = try StateStore(directory: directory)
             #expect(try store.loadPreferences() == nil)
@@ -120,7 +120,8 @@ import Testing
         }
         let store = try StateStore(directory: directory)
         #expect(try store.loadPreferences() == PersistedPreferences(interruptionMode: "duck", duckLevel: 20, autoResume: false,
-                                                                   pinnedSink: nil, keepAwake: false, notifications: true))
+                                                                   pinnedSink: nil, keepAwake: false, notifications: true,
+                                                                   signerDownSound: "cue"))
     }
 
     /// Databases written by the GRDB-based builds kept their schema version in

@@ -160,6 +160,9 @@ struct InterruptionPolicy: Sendable {
             return "our output is a call route (\(route ?? "?"))"
         case .serverPaused:
             return "the server paused our stream"
+        case .signerDown, .muted:
+            // Not the graph's doing: PlayerMachine describes these.
+            return cause.rawValue
         }
     }
 

@@ -12,16 +12,24 @@ extension PlayerMachine {
         /// that counts as the server pausing us (a shorter pause is a re-link).
         public var serverPauseGrace: Duration
 
+        /// Whether the signer-down cue could be opened; without it `cue` means silence.
+        public var hasSignerDownCue: Bool
+
         public init(startTimeout: Duration = .seconds(3), reviveInterval: Duration = .seconds(3),
-                    serverPauseGrace: Duration = .seconds(1)) {
+                    serverPauseGrace: Duration = .seconds(1), hasSignerDownCue: Bool = true) {
             self.startTimeout = startTimeout
             self.reviveInterval = reviveInterval
             self.serverPauseGrace = serverPauseGrace
+            self.hasSignerDownCue = hasSignerDownCue
         }
     }
 
     /// What the audio output is doing, as far as we know.
     public enum Output: Sendable, Equatable {
+        /// The first connection attempt is under way: a start cannot be judged
+        /// yet (a play that socket-activated the daemon would otherwise be
+        /// answered `recovering` a moment before PipeWire is there).
+        case connecting
         /// Not connected to a PipeWire server.
         case unavailable
         /// Connected; the stream exists but is inactive (the sink may suspend).
@@ -31,6 +39,14 @@ extension PlayerMachine {
         case active(soundscape: SoundscapeID, streaming: Bool, since: ContinuousClock.Instant)
         /// Fading out before going idle.
         case stopping
+
+        /// Connected to a server (whatever the stream does).
+        public var isConnected: Bool {
+            switch self {
+            case .connecting, .unavailable: false
+            case .idle, .active, .stopping: true
+            }
+        }
     }
 
     public enum Input: Sendable, Equatable {
@@ -63,6 +79,9 @@ extension PlayerMachine {
         case graphChanged(GraphFacts)
         /// The user changed a preference (or they were loaded at start-up).
         case setPreferences(Preferences)
+        /// Whether the keep-alive's signer is down, as `SignerMachine` judges it
+        /// (failed, hung, unhealthy, or not up within its start grace), and why.
+        case signerAvailability(down: Bool, reason: String?)
         /// Time passed; re-evaluate deadlines.
         case tick
     }

@@ -19,11 +19,11 @@
 public struct PlayerMachine: Sendable {
     public let configuration: Configuration
     public private(set) var desired: DesiredState
-    public private(set) var output: Output = .unavailable
+    public private(set) var output: Output = .connecting
     /// Whether the graph runs our stream, as last reported, whatever we asked of it;
     /// a play during a stop's fade-out finds the stream still running.
     public private(set) var graphStreaming = false
-    private var policy: InterruptionPolicy
+    private(set) var policy: InterruptionPolicy
     private var ladder: ReviveLadder
     private var announcer = EventAnnouncer()
     private var disconnectReason: String?
@@ -33,6 +33,8 @@ public struct PlayerMachine: Sendable {
     /// heard, promptly for every return after that (and for a session restored
     /// at start-up, which a crash may have cut off).
     private var startFade: FadeIn = .prompt
+    /// The signer is down (and why), as `SignerMachine` last judged it.
+    private(set) var signer: SignerAvailability = .up
 
     /// What we last asked of the session manager about our stream's link.
     private enum TargetRequest: Sendable, Equatable {
@@ -62,7 +64,10 @@ public struct PlayerMachine: Sendable {
 
     /// What outranks us right now (only meaningful while the user wants playback).
     public func interruptions(now: ContinuousClock.Instant) -> Set<InterruptionCause> {
-        policy.causes(output: output, sessionAudible: announcer.session == .audible, now: now)
+        var causes = policy.causes(output: output, sessionAudible: announcer.session == .audible, now: now)
+        if holdsOffForSigner { causes.insert(.signerDown) }
+        if muted { causes.insert(.muted) }
+        return causes
     }
 
     /// Where our stream should be linked: the pinned sink while it exists, else
@@ -81,21 +86,22 @@ public struct PlayerMachine: Sendable {
         case .playing: break
         }
         let causes = interruptions(now: now)
-        if policy.pauses(causes) || causes.contains(.serverPaused) { return .interrupted }
+        if policy.pauses(causes) || !causes.isDisjoint(with: [.serverPaused, .signerDown, .muted]) { return .interrupted }
         if ladder.isWorking || policy.noUsableSink { return .recovering }
         switch output {
         case .active(_, streaming: true, _):
             return .playing
         case .active(_, streaming: false, let since):
             return now - since < configuration.startTimeout ? nil : .recovering
-        case .unavailable, .idle, .stopping:
+        case .connecting, .unavailable, .idle, .stopping:
             return .recovering
         }
     }
 
-    /// True while a start has been commanded but not yet confirmed by the graph.
+    /// True while a start has been commanded but not yet confirmed by the
+    /// graph, and until the first connection attempt is decided.
     public func isSettling(now: ContinuousClock.Instant) -> Bool {
-        currentState(now: now) == nil
+        output == .connecting || currentState(now: now) == nil
     }
 
     public func status(now: ContinuousClock.Instant) -> PlayerStatus {
@@ -156,7 +162,7 @@ public struct PlayerMachine: Sendable {
             }
 
         case .outputConnected:
-            if output == .unavailable {
+            if !output.isConnected {
                 output = .idle
                 graphStreaming = false
                 target = .none
@@ -219,6 +225,9 @@ public struct PlayerMachine: Sendable {
                 if ducking && oldLevel != newPreferences.duckLevel { actions.append(.setVolume(effectiveVolume)) }
             }
 
+        case .signerAvailability(let down, let reason):
+            signer = down ? .down(reason: reason) : .up
+
         case .decodeFailed(let soundscape, let message, let fallback):
             news = Announcement(.decodeError, message)
             if soundscape == desired.soundscape {
@@ -266,19 +275,18 @@ public struct PlayerMachine: Sendable {
         return actions
     }
 
-    /// Closes the gap between what is wanted and what the output does.
+    /// Closes the gap between what the output should play (`program`) and what it does.
     private mutating func reconcileOutput(now: ContinuousClock.Instant) -> [Action] {
-        let wantsAudio = desired.wantsPlaying && policy.effect != .pausing
-        switch (wantsAudio, output) {
-        case (true, .idle), (true, .stopping):
+        switch (program, output) {
+        case (let wanted?, .idle), (let wanted?, .stopping):
             // From `.stopping` the stream may still run (the fade-out is simply reversed).
             let streaming = output == .stopping && graphStreaming
-            output = .active(soundscape: desired.soundscape, streaming: streaming, since: now)
-            return [.startOutput(desired.soundscape, effectiveVolume, startFade), .scheduleTick(at: now + configuration.startTimeout)]
-        case (true, .active(let playing, let streaming, let since)) where playing != desired.soundscape:
-            output = .active(soundscape: desired.soundscape, streaming: streaming, since: since)
-            return [.switchSoundscape(desired.soundscape, effectiveVolume)]
-        case (false, .active):
+            output = .active(soundscape: wanted, streaming: streaming, since: now)
+            return [.startOutput(wanted, effectiveVolume, startFade), .scheduleTick(at: now + configuration.startTimeout)]
+        case (let wanted?, .active(let playing, let streaming, let since)) where playing != wanted:
+            output = .active(soundscape: wanted, streaming: streaming, since: since)
+            return [.switchSoundscape(wanted, effectiveVolume)]
+        case (nil, .active):
             output = .stopping
             return [.stopOutput]
         default:
@@ -288,7 +296,7 @@ public struct PlayerMachine: Sendable {
 
     /// Keeps our stream linked where the policy says, while connected.
     private mutating func reconcileTarget() -> [Action] {
-        guard output != .unavailable, policy.graph != nil else { return [] }
+        guard output.isConnected, policy.graph != nil else { return [] }
         let wanted = policy.desiredTarget()
         switch target {
         case .requested(let applied) where applied == wanted:
@@ -304,10 +312,10 @@ public struct PlayerMachine: Sendable {
 
     private func situation(now: ContinuousClock.Instant) -> EventAnnouncer.Situation {
         let causes = interruptions(now: now)
-        let main = policy.mainCause(of: causes)
+        let main = mainInterruption(of: causes)
         return EventAnnouncer.Situation(
             stalled: ladder.isWorking, serverUnresponsive: ladder.state == .waitingForServer,
-            noUsableSink: policy.noUsableSink, serverUnavailable: output == .unavailable,
-            disconnectReason: disconnectReason, interruption: (main, policy.describe(main)))
+            noUsableSink: policy.noUsableSink, serverUnavailable: !output.isConnected,
+            disconnectReason: disconnectReason, interruption: (main, describe(main)))
     }
 }

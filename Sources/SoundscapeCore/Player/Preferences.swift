@@ -10,6 +10,16 @@ public struct Preferences: Sendable, Equatable, Codable {
         case ignore
     }
 
+    /// What plays while the keep-alive session's signer is down (see docs/signer.md).
+    public enum SignerDownSound: String, Sendable, Codable, CaseIterable {
+        /// The soundscape fades out and a short, gentle cue repeats instead.
+        case cue
+        /// The soundscape fades out and nothing plays.
+        case silence
+        /// The soundscape plays on as if all were well.
+        case keep
+    }
+
     public var interruptionMode: InterruptionMode
     /// While ducked, the volume is this percentage of the user's (on the same cubic curve).
     public var duckLevel: Int
@@ -21,21 +31,24 @@ public struct Preferences: Sendable, Equatable, Codable {
     public var keepAwake: Bool
     /// Let the desktop companion raise notifications when the keep-alive breaks.
     public var notifications: Bool
+    /// What the sink carries while the signer is down.
+    public var signerDownSound: SignerDownSound
 
     public static let `default` = Preferences(interruptionMode: .pause, duckLevel: 30, autoResume: true, pinnedSink: nil)
 
     public init(interruptionMode: InterruptionMode, duckLevel: Int, autoResume: Bool, pinnedSink: String?,
-                keepAwake: Bool = false, notifications: Bool = true) {
+                keepAwake: Bool = false, notifications: Bool = true, signerDownSound: SignerDownSound = .cue) {
         self.interruptionMode = interruptionMode
         self.duckLevel = duckLevel
         self.autoResume = autoResume
         self.pinnedSink = pinnedSink
         self.keepAwake = keepAwake
         self.notifications = notifications
+        self.signerDownSound = signerDownSound
     }
 
     private enum CodingKeys: String, CodingKey {
-        case interruptionMode, duckLevel, autoResume, pinnedSink, keepAwake, notifications
+        case interruptionMode, duckLevel, autoResume, pinnedSink, keepAwake, notifications, signerDownSound
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -46,6 +59,7 @@ public struct Preferences: Sendable, Equatable, Codable {
         try container.encode(pinnedSink, forKey: .pinnedSink)
         try container.encode(keepAwake, forKey: .keepAwake)
         try container.encode(notifications, forKey: .notifications)
+        try container.encode(signerDownSound, forKey: .signerDownSound)
     }
 
     public init(from decoder: any Decoder) throws {
@@ -56,10 +70,12 @@ public struct Preferences: Sendable, Equatable, Codable {
         pinnedSink = try container.decodeIfPresent(String.self, forKey: .pinnedSink)
         keepAwake = try container.decodeIfPresent(Bool.self, forKey: .keepAwake) ?? false
         notifications = try container.decodeIfPresent(Bool.self, forKey: .notifications) ?? true
+        signerDownSound = try container.decodeIfPresent(SignerDownSound.self, forKey: .signerDownSound) ?? .cue
     }
 
     /// The names `soundscapectl set` accepts, and how their values are written.
-    public static let names = ["interruption-mode", "duck-level", "auto-resume", "pinned-sink", "keep-awake", "notifications"]
+    public static let names = ["interruption-mode", "duck-level", "auto-resume", "pinned-sink", "keep-awake", "notifications",
+                               "signer-down-sound"]
 
     public struct ValueError: Error, Sendable, Equatable, CustomStringConvertible {
         public let description: String
@@ -84,6 +100,11 @@ public struct Preferences: Sendable, Equatable, Codable {
             keepAwake = try Self.onOff(name, value)
         case "notifications":
             notifications = try Self.onOff(name, value)
+        case "signer-down-sound":
+            guard let sound = SignerDownSound(rawValue: value.lowercased()) else {
+                throw ValueError(description: "signer-down-sound must be one of \(SignerDownSound.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            signerDownSound = sound
         case "pinned-sink":
             if value.isEmpty || value == "none" || value == "default" {
                 pinnedSink = nil
@@ -107,6 +128,7 @@ public struct Preferences: Sendable, Equatable, Codable {
         if pinnedSink != old.pinnedSink { names.append("pinned-sink") }
         if keepAwake != old.keepAwake { names.append("keep-awake") }
         if notifications != old.notifications { names.append("notifications") }
+        if signerDownSound != old.signerDownSound { names.append("signer-down-sound") }
         return names
     }
 
@@ -127,6 +149,10 @@ public enum InterruptionCause: String, Sendable, Codable, CaseIterable, Comparab
     case callRoute
     /// The server paused our stream while we want to play.
     case serverPaused
+    /// The signer is down: the soundscape is held off (`signer-down-sound` cue or silence).
+    case signerDown
+    /// The volume is off: the stream is inactive, so the sink can suspend; the session goes on.
+    case muted
 
     public static func < (lhs: Self, rhs: Self) -> Bool {
         allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!

@@ -51,7 +51,8 @@ enum PlayerInterfaceDefinition {
           # Hold a logind sleep:idle inhibitor while a keep-alive session runs.
           keepAwake: bool,
           # Desktop notifications (raised by soundscaped-desktop) when the keep-alive breaks.
-          notifications: bool
+          notifications: bool,
+          signerDownSound: ?\(members(Preferences.SignerDownSound.self))
         )
 
         type Signer (
@@ -74,7 +75,7 @@ enum PlayerInterfaceDefinition {
           type: string,
           reason: \(members(EventReason.self)),
           message: ?string,
-          # For interrupted: communicationStream, callRoute, serverPaused.
+          # For interrupted: \(InterruptionCause.allCases.map(\.rawValue).joined(separator: ", ")).
           # For routeChanged: newDefault, deviceUnavailable, pinnedDeviceReturned.
           cause: ?string,
           state: \(members(PlayerState.self)),
@@ -130,7 +131,8 @@ enum PlayerInterfaceDefinition {
 
         # name: interruption-mode (pause|duck|ignore), duck-level (0-100),
         # auto-resume (on|off), pinned-sink (a node.name, or none),
-        # keep-awake (on|off), notifications (on|off).
+        # keep-awake (on|off), notifications (on|off), signer-down-sound
+        # (cue|silence|keep: what plays while the signer is down).
         method SetPreference(name: string, value: string) -> (preferences: Preferences)
 
         method ListSoundscapes() -> (soundscapes: []Soundscape, default: string)

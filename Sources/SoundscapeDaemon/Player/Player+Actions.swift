@@ -7,12 +7,22 @@ import SoundscapeStore
 extension Player {
     /// Feeds `input` to the machine and performs what it returns, then lets the
     /// signer follow the session and wakes callers whose start has settled.
+    ///
+    /// An input that carrying out an action causes (a file that turns out not
+    /// to be open) is never fed back in the middle of the actions: it waits in
+    /// the inbox until they are all done, then goes in. The input being handled
+    /// stays first in the inbox meanwhile, which is how a nested call knows.
     func apply(_ input: PlayerMachine.Input) {
-        let now = ContinuousClock.now
-        for action in machine.handle(input, now: now) { perform(action) }
-        settled(now: now)
-        reconcileSigner()
-        reconcileKeepAwake()
+        inbox.append(input)
+        guard inbox.count == 1 else { return }
+        while let next = inbox.first {
+            let now = clock.now
+            for action in machine.handle(next, now: now) { perform(action) }
+            settled(now: now)
+            reconcileSigner()
+            reconcileKeepAwake()
+            inbox.removeFirst()
+        }
     }
 
     private func perform(_ action: PlayerMachine.Action) {
@@ -27,13 +37,9 @@ extension Player {
         case .stopOutput:
             output.stop()
         case .persist(let desired):
-            keeper.save(PersistedState(volume: desired.volume.percent, soundscape: desired.soundscape.rawValue,
-                                       wantsPlaying: desired.wantsPlaying, paused: desired.intent == .paused))
+            keeper.save(PersistedState(desired))
         case .persistPreferences(let preferences):
-            keeper.save(PersistedPreferences(
-                interruptionMode: preferences.interruptionMode.rawValue, duckLevel: preferences.duckLevel,
-                autoResume: preferences.autoResume, pinnedSink: preferences.pinnedSink,
-                keepAwake: preferences.keepAwake, notifications: preferences.notifications))
+            keeper.save(PersistedPreferences(preferences))
         case .emit(let reason, let message, let cause):
             hub.publish(type: .player, reason: reason, message: message, cause: cause, status: currentStatus())
         case .setTarget(let sink):
@@ -51,7 +57,7 @@ extension Player {
     }
 
     private func play(_ id: SoundscapeID, volume: Volume, fadeIn: FadeIn) {
-        guard let data = loaded[id] else {
+        guard let data = id == .signerDownCue ? cue : loaded[id] else {
             // The machine only plays what `play`, the restore or a fallback opened first.
             logger.error("'\(id)' was to play but is not open; stopping")
             apply(.decodeFailed(id, message: "cannot play '\(id)': it is not open", fallback: nil))
@@ -63,8 +69,7 @@ extension Player {
     /// The signer host runs while the user wants the session (see `SignerSupervisor`).
     func reconcileSigner() {
         guard let signer else { return }
-        performSigner(signer.reconcile(wantsSession: machine.desired.wantsSession,
-                                       shuttingDown: isShuttingDown || signerRetiring))
+        performSigner(signer.reconcile(wantsSession: machine.desired.wantsSession, shuttingDown: isShuttingDown))
     }
 
     func performSigner(_ effects: [SignerSupervisor.Effect]) {
@@ -73,7 +78,7 @@ extension Player {
             case .emit(let reason, let message):
                 hub.publish(type: .signer, reason: reason, message: message, status: currentStatus())
             case .scheduleTick(let deadline):
-                scheduleTick(at: deadline, evenWhenShuttingDown: true)
+                scheduleTick(at: deadline)
             }
         }
     }

@@ -26,12 +26,11 @@ extension Player {
                 return "cannot set up the signer host: \(error)"
             }
         case (let supervisor?, nil):
-            signerRetiring = true
+            supervisor.retire()
             reconcileSigner()
             if supervisor.hasInstance { await withCheckedContinuation { supervisor.whenStopped($0) } }
             signer = nil
             signerHost = nil
-            signerRetiring = false
         case (nil, nil):
             break
         }

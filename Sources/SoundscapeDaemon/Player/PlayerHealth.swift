@@ -6,7 +6,7 @@ extension Player {
     func health() async -> [HealthReport.Check] {
         let status = await status()
         var checks: [HealthReport.Check] = []
-        let connected = machine.output != .unavailable
+        let connected = machine.output.isConnected
         checks.append(.init(name: HealthReport.Name.pipewire, ok: connected,
                             detail: connected ? nil : "not connected to a PipeWire server; retrying"))
         switch machine.desired.intent {

@@ -25,10 +25,16 @@ final class SignerSupervisor {
     /// With keep-running, the signer stays up once a session has started.
     private var sessionStarted = false
     private var stopWaiters: [CheckedContinuation<Void, Never>] = []
+    /// A reload removed the signer host: it is being stopped for good, and must not start again.
+    private var retired = false
+    /// The player's clock.
+    private let now: @Sendable () -> ContinuousClock.Instant
 
-    init(host: SignerHost, logger: Logger, report: @escaping @Sendable (SignerFact) async -> Void) {
+    init(host: SignerHost, logger: Logger, now: @escaping @Sendable () -> ContinuousClock.Instant,
+         report: @escaping @Sendable (SignerFact) async -> Void) {
         self.host = host
         self.logger = logger
+        self.now = now
         self.report = report
         machine = SignerMachine(configuration: Self.machineConfiguration(for: host.configuration))
     }
@@ -58,9 +64,14 @@ final class SignerSupervisor {
     /// once a session began), and never while the daemon shuts down.
     func reconcile(wantsSession: Bool, shuttingDown: Bool) -> [Effect] {
         if wantsSession { sessionStarted = true }
-        let wanted = !shuttingDown && (wantsSession || (host.configuration.keepRunningWhenStopped && sessionStarted))
+        let wanted = !shuttingDown && !retired && (wantsSession || (host.configuration.keepRunningWhenStopped && sessionStarted))
         guard wanted != machine.wanted else { return [] }
         return handle(.setWanted(wanted))
+    }
+
+    /// A reload removed the signer host: from now on it is never wanted.
+    func retire() {
+        retired = true
     }
 
     /// A press of play is a fresh chance for a signer that had given up.
@@ -94,7 +105,7 @@ final class SignerSupervisor {
 
     private func handle(_ input: SignerMachine.Input) -> [Effect] {
         var effects: [Effect] = []
-        for action in machine.handle(input, now: .now) {
+        for action in machine.handle(input, now: now()) {
             effects += perform(action)
         }
         if instance == nil, machine.status.state == .stopped || machine.status.state == .failed {

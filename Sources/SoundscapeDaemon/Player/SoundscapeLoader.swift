@@ -50,6 +50,18 @@ final class SoundscapeLoader: Sendable {
         }
     }
 
+    /// Where the signer-down cue is: beside the built-in soundscapes, in `cues/`
+    /// (a directory the catalog does not list).
+    var signerDownCuePath: String? {
+        locations.builtin.map { FileSystem.join($0, "cues/signer-down.opus") }
+    }
+
+    /// The signer-down cue, opened (nil when it is missing or does not open).
+    func loadSignerDownCue() async -> SoundscapeData? {
+        guard let path = signerDownCuePath else { return nil }
+        return await worker.run { try? SoundscapeData(id: .signerDownCue, gain: 1, path: path) }
+    }
+
     /// On the worker thread: the last scan while nothing it read has changed, else a new one.
     private func current() -> SoundscapeCatalog {
         let locations = self.locations

@@ -1,6 +1,4 @@
 import Logging
-import NIOCore
-import NIOPosix
 import SoundscapeCore
 import SoundscapeStore
 import SoundscapeSystem
@@ -115,18 +113,17 @@ final class StateKeeper: Sendable {
 
     /// `saved()`, or `bound` at most: then the write goes on without the caller.
     ///
-    /// The bound is a NIO scheduled task, cancelled once the write is done:
-    /// a cancelled `Task.sleep` still wakes the event loop at its deadline, and
-    /// the playing daemon must not wake a second after every command.
-    func saved(within bound: Duration) async {
+    /// The bound is a call on the player's clock, cancelled once the write is
+    /// done: the daemon's clock makes it a NIO scheduled task on its own event
+    /// loop, which a cancel removes, so the playing daemon does not wake a
+    /// second after every command (a cancelled `Task.sleep` still did).
+    func saved(within bound: Duration, clock: any PlayerClock) async {
         guard store != nil else { return }
         let waiter = OnceWaiter()
-        let (seconds, attoseconds) = bound.components
-        let delay = TimeAmount.nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
-        var timeout: Scheduled<Void>?
+        var timeout: ScheduledCall?
         await withCheckedContinuation { continuation in
             waiter.set(continuation)
-            timeout = MultiThreadedEventLoopGroup.singleton.any().scheduleTask(in: delay) { waiter.resume() }
+            timeout = clock.schedule(at: clock.now + bound) { waiter.resume() }
             worker.submit { waiter.resume() }
         }
         timeout?.cancel()

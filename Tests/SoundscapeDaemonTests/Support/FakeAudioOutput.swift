@@ -38,16 +38,30 @@ final class FakeAudioOutput: AudioOutput, Sendable {
 
     let events: AsyncStream<AudioOutputEvent>
     let eventSink: AsyncStream<AudioOutputEvent>.Continuation
-    private let recorded = Mutex<[Call]>([])
     /// Reports `.stopped` when told to stop, as a fade-out that completes would.
     let finishesFades: Bool
+
+    /// A test waiting for a call that matches `predicate`.
+    private struct Waiter {
+        var id: Int
+        var predicate: @Sendable (Call) -> Bool
+        var continuation: CheckedContinuation<Call?, Never>
+    }
+
+    private struct Record {
+        var calls: [Call] = []
+        var waiters: [Waiter] = []
+        var nextWaiter = 0
+    }
+
+    private let ledger = Mutex(Record())
 
     init(finishesFades: Bool = true) {
         (events, eventSink) = AsyncStream.makeStream(of: AudioOutputEvent.self)
         self.finishesFades = finishesFades
     }
 
-    var calls: [Call] { recorded.withLock { $0 } }
+    var calls: [Call] { ledger.withLock { $0.calls } }
 
     /// A fact, as the real output reports it.
     func report(_ event: AudioOutputEvent) {
@@ -55,13 +69,32 @@ final class FakeAudioOutput: AudioOutput, Sendable {
     }
 
     /// Waits (bounded) until a call matching `predicate` has been made; returns it.
+    /// Woken by the call itself, never by polling.
     @discardableResult
     func waitForCall(_ what: String, seconds: Double = 5, where predicate: @escaping @Sendable (Call) -> Bool) async throws -> Call {
         try await withTimeout("the player to call \(what); calls so far: \(calls)", seconds: seconds) { [self] in
-            while true {
-                if let call = calls.first(where: predicate) { return call }
-                try await Task.sleep(for: .milliseconds(2))
+            let id = ledger.withLock { record in
+                defer { record.nextWaiter += 1 }
+                return record.nextWaiter
             }
+            let call = await withTaskCancellationHandler {
+                await withCheckedContinuation { continuation in
+                    let made = ledger.withLock { record -> Call? in
+                        if let call = record.calls.first(where: predicate) { return call }
+                        record.waiters.append(Waiter(id: id, predicate: predicate, continuation: continuation))
+                        return nil
+                    }
+                    if let made { continuation.resume(returning: made) }
+                }
+            } onCancel: {
+                let waiter = ledger.withLock { record -> Waiter? in
+                    guard let index = record.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+                    return record.waiters.remove(at: index)
+                }
+                waiter?.continuation.resume(returning: nil)
+            }
+            guard let call else { throw CancellationError() }
+            return call
         }
     }
 
@@ -72,11 +105,17 @@ final class FakeAudioOutput: AudioOutput, Sendable {
 
     /// Forgets the calls so far, so the next wait sees only new ones.
     func clearCalls() {
-        recorded.withLock { $0.removeAll() }
+        ledger.withLock { $0.calls.removeAll() }
     }
 
     private func record(_ call: Call) {
-        recorded.withLock { $0.append(call) }
+        let woken = ledger.withLock { record -> [Waiter] in
+            record.calls.append(call)
+            let woken = record.waiters.filter { $0.predicate(call) }
+            record.waiters.removeAll { $0.predicate(call) }
+            return woken
+        }
+        for waiter in woken { waiter.continuation.resume(returning: call) }
     }
 
     func start() { record(.start) }

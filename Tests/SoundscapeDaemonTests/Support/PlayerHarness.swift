@@ -19,7 +19,8 @@ final class PlayerHarness: @unchecked Sendable {
 
     let directory: URL
     let userSoundscapes: URL
-    let output = FakeAudioOutput()
+    let output: FakeAudioOutput
+    let clock = VirtualClock()
     let hub = EventHub(initialStatus: nil)
     let worker = WorkerThread(name: "test-io")
     let player: Player
@@ -37,7 +38,9 @@ final class PlayerHarness: @unchecked Sendable {
     ///   - preferences: likewise.
     init(saved: PersistedState? = nil, preferences: PersistedPreferences? = nil,
          signer: SignerConfiguration? = nil, userFiles: [String: [UInt8]] = [:],
-         configuration: PlayerMachine.Configuration = .init(), saveWait: Duration = .seconds(1)) throws {
+         configuration: PlayerMachine.Configuration = .init(), saveWait: Duration = .seconds(1),
+         finishesFades: Bool = true) throws {
+        output = FakeAudioOutput(finishesFades: finishesFades)
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("player-test-\(UUID().uuidString)")
         userSoundscapes = directory.appendingPathComponent("soundscapes")
         try FileManager.default.createDirectory(at: userSoundscapes, withIntermediateDirectories: true)
@@ -58,7 +61,7 @@ final class PlayerHarness: @unchecked Sendable {
         player = Player(
             .init(output: output, outputEvents: output.events, outputEventSink: output.eventSink, store: store,
                   locations: .init(builtin: Self.builtinSoundscapes, extra: [], user: userSoundscapes.path),
-                  hub: hub, worker: worker, logger: logger),
+                  hub: hub, worker: worker, logger: logger, clock: clock),
             signerHost: signerHost, configuration: configuration, saveWait: saveWait)
         events = hub.subscribe(queueLimit: 1000)
     }

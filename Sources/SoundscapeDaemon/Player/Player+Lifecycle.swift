@@ -1,0 +1,152 @@
+import SoundscapeAudio
+import SoundscapeCore
+import SoundscapeLibrary
+
+/// The player's life, as `PlayerLifecycle` decides it: loading what was saved,
+/// serving until the exit, and the exit itself. Waiters live in the
+/// lifecycle's states; this only suspends callers there and resumes them.
+extension Player {
+    /// Loads what was saved, starts the output and consumes its facts until
+    /// `shutdown` ends them.
+    public func run() async {
+        await restore()
+        // What was on the way to sound is done: from now on the worker only gets spare CPU.
+        worker.moveToBackground()
+        output.start()
+        for await event in outputEvents {
+            if lifecycle.isShuttingDown {
+                if event == .stopped { resume(lifecycle.fadeOutEnded()) }
+                continue
+            }
+            await handle(event)
+        }
+        output.shutdown()
+    }
+
+    /// Fades the sound out and stops the signer host, keeping the user's wish
+    /// to play (already persisted) so that the next start resumes. Bounded: a
+    /// graph that no longer runs us cannot hold up the exit, and the signer gets
+    /// its stop timeout before SIGKILL.
+    public func shutdown(fadeBound: Duration = .seconds(1)) async {
+        guard let released = lifecycle.shutdownBegins() else { return }
+        resume(released)
+        output.stop()
+        let bound = clock.schedule(at: clock.now + fadeBound) { [weak self] in
+            Task { await self?.fadeOutBoundPassed() }
+        }
+        await stopSigner()
+        reconcileKeepAwake()
+        await withCheckedContinuation { resume(lifecycle.waitForFadeOut($0)) }
+        bound.cancel()
+        tickTimer?.cancel()
+        tickTimer = nil
+        ticks.removeAll()
+        // What the last commands changed is on disk before the process ends.
+        await keeper.saved()
+        outputEventSink.finish()
+    }
+
+    var isShuttingDown: Bool { lifecycle.isShuttingDown }
+
+    private func fadeOutBoundPassed() {
+        resume(lifecycle.fadeOutEnded())
+    }
+
+    /// Suspends until the saved state is loaded (at once afterwards).
+    func untilRunning() async {
+        guard case .starting = lifecycle.state else { return }
+        await withCheckedContinuation { resume(lifecycle.waitUntilRunning($0)) }
+    }
+
+    /// The saved state, preferences and soundscape, loaded on the worker; then
+    /// the machine that starts from them. A saved soundscape that has vanished,
+    /// or no longer opens, gives way to the default for this run, with a notice.
+    private func restore() async {
+        let restored = await keeper.restore()
+        var notices: [String] = []
+        catalog = await loader.scan()
+        for problem in catalog.problems { logger.warning("\(problem)") }
+
+        var desired = DesiredState(restoring: restored.state,
+                                   over: DesiredState(intent: .stopped, soundscape: catalog.defaultID, volume: .default),
+                                   isAvailable: { catalog.entry($0) != nil })
+        if let name = restored.state?.soundscape, name != desired.soundscape.rawValue {
+            notices.append("the saved soundscape '\(name)' is no longer available; using '\(catalog.defaultID)'")
+        }
+        let preferences = Preferences(restoring: restored.preferences)
+        var failure = await open(desired.soundscape)
+        if let error = failure, desired.soundscape != catalog.defaultID {
+            // Like a vanished file: play the default this run, and keep the user's choice saved
+            // (the file may be back, or mended, by the next start).
+            notices.append("\(error); using '\(catalog.defaultID)'")
+            desired.soundscape = catalog.defaultID
+            failure = await open(desired.soundscape)
+        }
+        cue = await loader.loadSignerDownCue()
+        if cue == nil, signerHost != nil {
+            let path = loader.signerDownCuePath ?? "no built-in soundscapes"
+            logger.warning("the signer-down cue is missing (\(path)); while the signer is down, silence plays instead")
+        }
+        var configuration = self.configuration
+        configuration.hasSignerDownCue = cue != nil
+        machine = PlayerMachine(desired: desired, preferences: preferences, configuration: configuration)
+        if let signerHost {
+            signer = makeSupervisor(signerHost)
+        }
+
+        let callers = lifecycle.restored()
+        guard lifecycle.isRunning else { return }
+        for notice in restored.notices + notices { logger.warning("\(notice)") }
+        hub.setInitialStatus(currentStatus())
+        for notice in restored.notices {
+            hub.publish(type: .player, reason: .storeProblem, message: notice, status: currentStatus())
+        }
+        for notice in notices {
+            hub.publish(type: .player, reason: .soundscapeChanged, message: notice, status: currentStatus())
+        }
+        if let failure {
+            // Not even the default opens: the machine gives up on playing, and says why.
+            apply(.decodeFailed(desired.soundscape, message: failure.description, fallback: nil))
+        }
+        reconcileSigner()
+        resume(callers)
+    }
+
+    // MARK: Settling
+
+    /// Waits until the start the last command made is confirmed or has visibly failed.
+    func settle() async {
+        guard lifecycle.isRunning, machine.isSettling(now: clock.now) else { return }
+        await withCheckedContinuation { resume(lifecycle.waitForSettle($0, settling: true)) }
+    }
+
+    /// Lets the plays that wait go on once their start is no longer settling.
+    func settled(now: ContinuousClock.Instant) {
+        guard !machine.isSettling(now: now) else { return }
+        resume(lifecycle.settled())
+    }
+
+    // MARK: Time
+
+    /// A tick at `deadline`: the one timer is armed for the earliest pending.
+    func scheduleTick(at deadline: ContinuousClock.Instant) {
+        guard let earliest = ticks.add(deadline) else { return }
+        arm(earliest)
+    }
+
+    private func arm(_ deadline: ContinuousClock.Instant?) {
+        tickTimer?.cancel()
+        tickTimer = deadline.map { deadline in
+            clock.schedule(at: deadline) { [weak self] in
+                Task { await self?.tick() }
+            }
+        }
+    }
+
+    /// Every deadline re-evaluates everything: the player's machine and the signer's.
+    private func tick() {
+        arm(ticks.fired(now: clock.now))
+        apply(.tick)
+        performSigner(signer?.tick() ?? [])
+    }
+}
