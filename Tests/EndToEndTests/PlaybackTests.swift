@@ -141,9 +141,9 @@ struct PlaybackTests {
             // write with a 1 s timer (StateKeeper.saved(within:)), and that timer wakes
             // the loop once, a second after the command, even when the write was quick.
             Thread.sleep(forTimeInterval: 1.2)
-            let before = Self.voluntarySwitches(of: process.pid)
+            let before = ProcFS.voluntarySwitches(of: process.pid)
             Thread.sleep(forTimeInterval: 4)
-            let after = Self.voluntarySwitches(of: process.pid)
+            let after = ProcFS.voluntarySwitches(of: process.pid)
             let clip = try graph.record(sink: "speaker", seconds: 1)
             #expect(clip.silentStretches(thresholdDB: -70, minMs: 5).filter { $0.lowerBound > 0.2 }.isEmpty,
                     "no underrun while the data thread refills")
@@ -156,17 +156,6 @@ struct PlaybackTests {
             let dataThread = after.values.first { $0.name == "soundscaped-rt" }
             #expect(dataThread != nil, "threads: \(after.values.map(\.name))")
         }
-    }
-
-    /// Each thread's name and voluntary context switches, by thread id.
-    private static func voluntarySwitches(of pid: Int32) -> [Int32: (name: String, switches: UInt64)] {
-        var result: [Int32: (name: String, switches: UInt64)] = [:]
-        for tid in ProcFS.taskIDs(pid) {
-            guard let switches = ProcFS.statusFields("/proc/\(pid)/task/\(tid)/status")["voluntary_ctxt_switches"]
-            else { continue }
-            result[tid] = (ProcFS.taskName(pid, tid), switches)
-        }
-        return result
     }
 
     @Test("volume changes the level by the cubic curve: 100 % → 50 % is -18 dB, → 25 % is -36 dB")

@@ -92,6 +92,17 @@ public enum ProcFS {
         return text.split(separator: " ").first.flatMap { UInt64($0) }
     }
 
+    /// Each thread's name and voluntary context switches (its wake-ups, near
+    /// enough: a thread that sleeps and is woken switches out once), by thread id.
+    public static func voluntarySwitches(of pid: Int32) -> [Int32: (name: String, switches: UInt64)] {
+        var result: [Int32: (name: String, switches: UInt64)] = [:]
+        for tid in taskIDs(pid) {
+            guard let switches = statusFields("/proc/\(pid)/task/\(tid)/status")["voluntary_ctxt_switches"] else { continue }
+            result[tid] = (taskName(pid, tid), switches)
+        }
+        return result
+    }
+
     public static func taskName(_ pid: Int32, _ tid: Int32) -> String {
         (read("/proc/\(pid)/task/\(tid)/comm") ?? "?").trimmingCharacters(in: .whitespacesAndNewlines)
     }
