@@ -328,7 +328,7 @@ public final class StateStore: Sendable {
     public func checkWritable() throws(StoreError) {
         do {
             try open.withLock { [path] (open: inout Open) throws(SQLiteError) in
-                try Self.writable(&open, path: path).execute(Self.checkWritableSQL, [.real(Self.unixSeconds())])
+                _ = try Self.writable(&open, path: path).execute(Self.checkWritableSQL, [.real(Self.unixSeconds())])
             }
         } catch {
             throw StoreError(description: "the state database is not writable: \(error)")
