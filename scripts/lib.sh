@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034  # the variables are for the scripts that source it
 # Shared by scripts/run and scripts/test: installing what soundscaped needs on
 # Debian 12 (or newer) and starting a private, headless PipeWire graph.
 # Sourced, not run.
@@ -70,6 +71,12 @@ session_pipewire_running() {
 # directory with one null sink ($1, default "soundscape-speaker"), and exports
 # XDG_RUNTIME_DIR / DBUS_SESSION_BUS_ADDRESS for it. Sets PRIVATE_GRAPH_DIR and
 # PRIVATE_GRAPH_PIDS; stop it with stop_private_pipewire.
+#
+# PipeWire and WirePlumber get a config and state home of their own in the
+# graph's directory: a default sink chosen here is not remembered in the
+# caller's ~/.local/state, and WirePlumber's hardware monitors are off (0.4
+# takes Lua, 0.5 a wireplumber.conf.d fragment and warns about Lua), so the
+# graph never touches a sound card or Bluetooth.
 start_private_pipewire() {
     local sink=${1:-soundscape-speaker}
     PRIVATE_GRAPH_DIR=$(mktemp -d /tmp/soundscaped-pipewire.XXXXXX)
@@ -77,20 +84,69 @@ start_private_pipewire() {
     export XDG_RUNTIME_DIR=$PRIVATE_GRAPH_DIR
     unset PIPEWIRE_RUNTIME_DIR PIPEWIRE_REMOTE
     export DBUS_SESSION_BUS_ADDRESS=unix:path=$PRIVATE_GRAPH_DIR/bus
-    mkdir -p "$PRIVATE_GRAPH_DIR/logs"
+    mkdir -p "$PRIVATE_GRAPH_DIR/logs" "$PRIVATE_GRAPH_DIR/state"
+    local wireplumber=$PRIVATE_GRAPH_DIR/config/wireplumber
+    if wireplumber --version | grep -q "libwireplumber 0\.4\."; then
+        mkdir -p "$wireplumber/main.lua.d" "$wireplumber/bluetooth.lua.d"
+        printf '%s\n' 'alsa_monitor.enabled = false' 'v4l2_monitor.enabled = false' 'libcamera_monitor.enabled = false' \
+            > "$wireplumber/main.lua.d/60-soundscaped-headless.lua"
+        echo 'bluez_monitor.enabled = false' > "$wireplumber/bluetooth.lua.d/60-soundscaped-headless.lua"
+    else
+        mkdir -p "$wireplumber/wireplumber.conf.d"
+        cat > "$wireplumber/wireplumber.conf.d/60-soundscaped-headless.conf" <<'EOF2'
+wireplumber.profiles = {
+  main = {
+    hardware.audio = disabled
+    hardware.bluetooth = disabled
+    hardware.video-capture = disabled
+  }
+}
+EOF2
+    fi
     PRIVATE_GRAPH_PIDS=()
+    PRIVATE_GRAPH_SINKS=()
     # setsid: a Ctrl-C meant for soundscaped must not take the graph down under it.
     setsid dbus-daemon --session --address="$DBUS_SESSION_BUS_ADDRESS" --nofork --nopidfile >"$PRIVATE_GRAPH_DIR/logs/dbus.log" 2>&1 &
     PRIVATE_GRAPH_PIDS+=($!)
     wait_for 5 "the private D-Bus" test -S "$PRIVATE_GRAPH_DIR/bus"
-    setsid pipewire >"$PRIVATE_GRAPH_DIR/logs/pipewire.log" 2>&1 &
-    PRIVATE_GRAPH_PIDS+=($!)
+    start_graph_servers
+    create_null_sink "$sink"
+}
+
+# Starts pipewire, then wireplumber, with the graph's own config and state
+# homes, and waits until WirePlumber serves the "default" metadata.
+# PRIVATE_GRAPH_PIDS[1] and [2] are theirs.
+start_graph_servers() {
+    local env=(env XDG_CONFIG_HOME="$PRIVATE_GRAPH_DIR/config" XDG_STATE_HOME="$PRIVATE_GRAPH_DIR/state")
+    setsid "${env[@]}" pipewire >>"$PRIVATE_GRAPH_DIR/logs/pipewire.log" 2>&1 &
+    PRIVATE_GRAPH_PIDS[1]=$!
     wait_for 5 "the private PipeWire" pw-cli info 0
-    setsid wireplumber >"$PRIVATE_GRAPH_DIR/logs/wireplumber.log" 2>&1 &
-    PRIVATE_GRAPH_PIDS+=($!)
+    setsid "${env[@]}" wireplumber >>"$PRIVATE_GRAPH_DIR/logs/wireplumber.log" 2>&1 &
+    PRIVATE_GRAPH_PIDS[2]=$!
     wait_for 5 "WirePlumber" sh -c 'pw-cli ls Metadata | grep -q "metadata.name = \"default\""'
-    pw-cli create-node adapter "{ factory.name=support.null-audio-sink node.name=$sink node.description=\"Soundscape speaker (headless)\" media.class=Audio/Sink object.linger=true audio.position=[FL FR] }" >/dev/null
+}
+
+# create_null_sink NAME: a headless sink (a null sink that outlives pw-cli);
+# restart_private_pipewire makes it again.
+create_null_sink() {
+    local sink=$1
+    pw-cli create-node adapter "{ factory.name=support.null-audio-sink node.name=$sink node.description=\"$sink (headless)\" media.class=Audio/Sink object.linger=true audio.position=[FL FR] }" >/dev/null
     wait_for 5 "the null sink $sink" sh -c "pw-cli ls Node | grep -q 'node.name = \"$sink\"'"
+    PRIVATE_GRAPH_SINKS+=("$sink")
+}
+
+# A restart of the audio server, as `systemctl --user restart pipewire` does
+# it: pipewire and wireplumber end (SIGTERM), start again, and the graph's
+# null sinks are made again. The D-Bus session stays.
+restart_private_pipewire() {
+    local pid sink sinks=("${PRIVATE_GRAPH_SINKS[@]}")
+    for pid in "${PRIVATE_GRAPH_PIDS[2]}" "${PRIVATE_GRAPH_PIDS[1]}"; do
+        kill -TERM "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+    done
+    start_graph_servers
+    PRIVATE_GRAPH_SINKS=()
+    for sink in "${sinks[@]}"; do create_null_sink "$sink"; done
 }
 
 stop_private_pipewire() {

@@ -3,6 +3,12 @@ import SoundscapeCore
 /// The IDL of `io.soundscaped.Player`, served verbatim by
 /// `org.varlink.service.GetInterfaceDescription` so generic varlink tools can
 /// call us. Enum members are generated from the Swift enums so the two cannot drift.
+///
+/// Comments stand only between symbols (before `interface`, `type`, `method`,
+/// `error`), never inside a symbol's parentheses: the IDL parser of systemd 255
+/// and 256 (Ubuntu 24.04's `varlinkctl`) refuses the whole interface for a `#`
+/// there; 257 accepts it. So a field is described in its type's comment.
+/// PlayerInterfaceDefinitionTests holds that rule.
 enum PlayerInterfaceDefinition {
     static let name = "io.soundscaped.Player"
 
@@ -15,68 +21,74 @@ enum PlayerInterfaceDefinition {
         # Volumes are percentages (0-100); gain follows a cubic curve.
         interface io.soundscaped.Player
 
+        # What the daemon does now.
+        #   isPlaying: true only while audio really flows to a sink.
+        #   route: node.name of the sink we play to, null while not linked.
+        #   wantsPlaying: what the user asked for; survives interruptions and restarts.
+        #   signer: the signer host, null when none is configured.
+        #   interruptions: what interrupts playback now.
+        #   ducked: the volume is lowered for a call (interruption mode duck).
+        #   keepAwake: the sleep inhibitor; null while the keep-awake preference is off.
         type Status (
           state: \(members(PlayerState.self)),
-          # True only while audio really flows to a sink.
           isPlaying: bool,
           soundscape: string,
           volume: int,
-          # node.name of the sink we play to, null while not linked.
           route: ?string,
-          # What the user asked for; survives interruptions and restarts.
           wantsPlaying: bool,
-          # The signer host, null when none is configured.
           signer: ?Signer,
-          # What interrupts playback now.
           interruptions: []string,
-          # The volume is lowered for a call (interruption mode duck).
           ducked: bool,
-          # The sleep inhibitor; null while the keep-awake preference is off.
           keepAwake: ?KeepAwake
         )
 
+        # The sleep inhibitor.
+        #   detail: why it could not be taken (state unavailable).
         type KeepAwake (
           state: \(members(KeepAwakeStatus.State.self)),
-          # Why it could not be taken (state unavailable).
           detail: ?string
         )
 
+        # The user's preferences.
+        #   duckLevel: percent of the user's volume while ducked.
+        #   pinnedSink: play to this sink whenever it exists; null follows the default.
+        #   keepAwake: hold a logind sleep:idle inhibitor while a keep-alive session runs.
+        #   notifications: desktop notifications (raised by soundscaped-desktop) when the keep-alive breaks.
+        #   signerDownSound: what plays while the signer is down (null from older daemons: cue).
         type Preferences (
           interruptionMode: \(members(Preferences.InterruptionMode.self)),
-          # Percent of the user's volume while ducked.
           duckLevel: int,
           autoResume: bool,
-          # Play to this sink whenever it exists; null follows the default.
           pinnedSink: ?string,
-          # Hold a logind sleep:idle inhibitor while a keep-alive session runs.
           keepAwake: bool,
-          # Desktop notifications (raised by soundscaped-desktop) when the keep-alive breaks.
           notifications: bool,
           signerDownSound: ?\(members(Preferences.SignerDownSound.self))
         )
 
+        # The signer host the daemon keeps alive.
+        #   restarts: restarts since the session began.
+        #   lastExit: how the last instance ended, in words.
+        #   name: its program's name, for messages.
         type Signer (
           state: \(members(SignerStatus.State.self)),
           pid: ?int,
-          # Restarts since the session began.
           restarts: int,
-          # How the last instance ended, in words.
           lastExit: ?string,
-          # Its program's name, for messages.
           name: ?string
         )
 
+        # One change, with the whole status after it (the fields from state on are Status's).
+        #   seq: grows by one per event; a subscriber can prove it missed none.
+        #   time: RFC 3339, UTC.
+        #   type: the subsystem the event is about: \(EventType.allCases.map(\.rawValue).joined(separator: ", ")).
+        #   cause: for interrupted: \(InterruptionCause.allCases.map(\.rawValue).joined(separator: ", "));
+        #     for routeChanged: newDefault, deviceUnavailable, pinnedDeviceReturned.
         type Event (
-          # Grows by one per event; a subscriber can prove it missed none.
           seq: int,
-          # RFC 3339, UTC.
           time: string,
-          # The subsystem the event is about: \(EventType.allCases.map(\.rawValue).joined(separator: ", ")).
           type: string,
           reason: \(members(EventReason.self)),
           message: ?string,
-          # For interrupted: \(InterruptionCause.allCases.map(\.rawValue).joined(separator: ", ")).
-          # For routeChanged: newDefault, deviceUnavailable, pinnedDeviceReturned.
           cause: ?string,
           state: \(members(PlayerState.self)),
           isPlaying: bool,
@@ -117,8 +129,9 @@ enum PlayerInterfaceDefinition {
 
         method GetStatus() -> (status: Status)
 
+        # One health check.
+        #   name: daemonLoopResponsive, pipewireConnected, audioFlowing, signerAlive, stateStoreWritable.
         type HealthCheck (
-          # daemonLoopResponsive, pipewireConnected, audioFlowing, signerAlive, stateStoreWritable
           name: string,
           ok: bool,
           detail: ?string
@@ -150,9 +163,9 @@ enum PlayerInterfaceDefinition {
 
         error DecodeFailed (soundscape: string, reason: string)
 
-        # The subscriber fell more than `limit` events behind and was dropped.
         error InvalidPreference (name: string, reason: string)
 
+        # The subscriber fell more than `limit` events behind and was dropped.
         error SubscriberTooSlow (limit: int)
 
         error InvalidConfiguration (reason: string)
