@@ -32,7 +32,7 @@ actor ConnectionSlots {
         drainPending = true
         Task {
             try? await Task.sleep(for: Self.settleTime)
-            await drained()
+            drained()
         }
     }
 
