@@ -168,6 +168,8 @@ def script(probe_map, plain_map, out_dir, snapshot, kept=None):
     # The plain link has the same input sections, in the same order, with their own alignment.
     plain = code_sections(plain_map)
     groups = ([s for s in plain if s[3] in steady], [s for s in plain if s[3] in everything and s[3] not in steady])
+    if not groups[0]:
+        sys.exit(f"layout: the profile {snapshot} names no code section of the link: nothing to lay out")
     unplaceable = [s for group in groups for s in group if not quotable(s[3])]
     groups = tuple([s for s in group if quotable(s[3])] for group in groups)
 
