@@ -23,9 +23,9 @@ import SoundscapeSystem
 /// would bring back the file's bytes. The walk runs inside `dl_iterate_phdr`,
 /// which holds the loader's lock, so no object can be unloaded under it.
 enum StartupPages {
-    /// Releases, and says at debug level what it changed. Never inlined:
-    /// scripts/order-file cuts its profile at each call (startup before, the
-    /// daemon's steady work after).
+    /// Releases, and says at debug level what it changed. Never inlined, so a
+    /// profiler can cut its profile at each call (startup before, the daemon's
+    /// steady work after).
     @inline(never)
     static func release(logger: Logger) {
         // The two /proc reads only when someone will see them.
