@@ -100,6 +100,8 @@ struct HarnessSupportTests {
         #expect(child.nextLine(timeout: .seconds(5)) == "three")
         #expect(child.nextLine(timeout: .seconds(1)) == nil)
         #expect(child.waitForExit(timeout: .seconds(5)) == 0)
+        // Stderr is read by a thread of its own: its end, not the exit, says it is all there.
+        child.waitForOutputDrained(timeout: .seconds(5))
         #expect(child.stderrText == "err\n")
     }
 

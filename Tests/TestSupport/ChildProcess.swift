@@ -317,8 +317,10 @@ public final class ChildProcess: @unchecked Sendable {
     /// pipe was drained).
     public var stdoutFinished: Bool { stdoutCollector?.finished ?? true }
 
-    /// Blocks until the capture threads have drained everything (after exit).
-    func waitForOutputDrained(timeout: Duration) {
+    /// Blocks until the capture threads have drained everything (after exit):
+    /// the child's exit and the end of its pipes are separate events, so what
+    /// it wrote last may still be on the way when `waitForExit` returns.
+    public func waitForOutputDrained(timeout: Duration) {
         let deadline = ContinuousClock.now.advanced(by: timeout)
         for c in [stdoutCollector, stderrCollector].compactMap({ $0 }) {
             c.waitFinished(until: deadline)
