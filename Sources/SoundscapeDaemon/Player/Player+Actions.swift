@@ -74,6 +74,9 @@ extension Player {
                 hub.publish(type: .signer, reason: reason, message: message, status: currentStatus())
             case .scheduleTick(let deadline):
                 scheduleTick(at: deadline, evenWhenShuttingDown: true)
+            case .availability:
+                // PlayerMachine decides the sound: wired by the lead
+                break
             }
         }
     }
