@@ -54,6 +54,11 @@ enum PlayerInterfaceDefinition {
           notifications: bool
         )
 
+        # The signer host. health: what its health command last said (unknown without
+        # one); ready: running, and for signer-type notify it sent READY=1; status: its
+        # own words, the last STATUS= it sent or the first line a passing health command
+        # printed (one line, at most 200 characters). The three are optional: a client
+        # must not rely on a daemon sending them.
         type Signer (
           state: \(members(SignerStatus.State.self)),
           pid: ?int,
@@ -62,7 +67,10 @@ enum PlayerInterfaceDefinition {
           # How the last instance ended, in words.
           lastExit: ?string,
           # Its program's name, for messages.
-          name: ?string
+          name: ?string,
+          health: ?\(members(SignerStatus.Health.self)),
+          ready: ?bool,
+          status: ?string
         )
 
         type Event (
