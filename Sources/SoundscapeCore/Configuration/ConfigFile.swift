@@ -147,7 +147,7 @@ public struct ConfigFile: Sendable, Equatable {
             case "signer-health-timeout":
                 signerHealthTimeout = try Self.seconds(value, key: key, line: number)
             case "signer-health-retries":
-                signerHealthRetries = try Self.count(value, key: key, line: number, in: Self.healthRetries)
+                signerHealthRetries = try Self.healthRetries(value, key: key, line: number)
             case "signer-start-grace":
                 signerStartGrace = try Self.seconds(value, key: key, line: number)
             case "signer-stop-timeout":
@@ -174,7 +174,7 @@ public struct ConfigFile: Sendable, Equatable {
                 }
                 logLevel = value
             case "signer-crash-limit":
-                signerCrashLimit = try Self.count(value, key: key, line: number, in: Self.crashLimits)
+                signerCrashLimit = try Self.crashLimit(value, key: key, line: number)
             default:
                 break
             }
@@ -204,8 +204,8 @@ public struct ConfigFile: Sendable, Equatable {
     }
 
     /// `signer-crash-limit`: 0 never gives up.
-    public static let crashLimits = 0...1000
-    public static let healthRetries = 1...100
+    static let crashLimitRange = 0...1000
+    static let healthRetryRange = 1...100
 
     /// A command split into words like a shell would (no shell runs); never empty.
     public static func command(_ text: String, key: String, line: Int) throws(ParseError) -> [String] {
@@ -228,6 +228,14 @@ public struct ConfigFile: Sendable, Equatable {
         }
     }
 
+    public static func crashLimit(_ text: String, key: String, line: Int) throws(ParseError) -> Int {
+        try count(text, key: key, line: line, in: crashLimitRange)
+    }
+
+    public static func healthRetries(_ text: String, key: String, line: Int) throws(ParseError) -> Int {
+        try count(text, key: key, line: line, in: healthRetryRange)
+    }
+
     /// A whole number within `range`.
     public static func count(_ text: String, key: String, line: Int, in range: ClosedRange<Int>) throws(ParseError) -> Int {
         guard text.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let value = Int(text), range.contains(value) else {
@@ -237,24 +245,24 @@ public struct ConfigFile: Sendable, Equatable {
     }
 
     public static func stdin(_ text: String, key: String, line: Int) throws(ParseError) -> SignerStdin {
-        guard let stdin = SignerStdin(parsing: text) else {
-            throw ParseError(line: line, message: "\(key) expects \(SignerStdin.syntax), got '\(text)'")
-        }
-        return stdin
+        try value(SignerStdin(parsing: text), line: line, else: "\(key) expects \(SignerStdin.syntax), got '\(text)'")
     }
 
     public static func stopSignal(_ text: String, key: String, line: Int) throws(ParseError) -> SignerStopSignal {
-        guard let signal = SignerStopSignal(parsing: text) else {
-            throw ParseError(line: line, message: "\(key): unknown signal '\(text)' (expected \(SignerStopSignal.syntax))")
-        }
-        return signal
+        try value(SignerStopSignal(parsing: text), line: line,
+                  else: "\(key): unknown signal '\(text)' (expected \(SignerStopSignal.syntax))")
     }
 
     public static func signerType(_ text: String, key: String, line: Int) throws(ParseError) -> SignerType {
-        guard let type = SignerType(rawValue: text) else {
-            throw ParseError(line: line, message: "\(key) expects simple or notify, got '\(text)'")
-        }
-        return type
+        try value(SignerType(rawValue: text), line: line, else: "\(key) expects simple or notify, got '\(text)'")
+    }
+
+    /// `parsed`, or the error `message` on `line`.
+    private static func value<Value>(_ parsed: Value?, line: Int, else message: @autoclosure () -> String)
+        throws(ParseError) -> Value
+    {
+        guard let parsed else { throw ParseError(line: line, message: message()) }
+        return parsed
     }
 
     /// Seconds as a plain positive decimal (`5`, `0.5`), at least a millisecond and at most a day.

@@ -193,10 +193,7 @@ public struct DaemonSettings: Sendable {
             ?? file.signerRestartMaxDelay {
             configuration.restartMaximumDelay = delay
         }
-        let crashLimit: (String, String, Int) throws(ConfigFile.ParseError) -> Int = { text, key, line throws(ConfigFile.ParseError) in
-            try ConfigFile.count(text, key: key, line: line, in: ConfigFile.crashLimits)
-        }
-        if let limit = try flag(commandLine.signerCrashLimit, "signer-crash-limit", crashLimit) ?? file.signerCrashLimit {
+        if let limit = try flag(commandLine.signerCrashLimit, "signer-crash-limit", ConfigFile.crashLimit) ?? file.signerCrashLimit {
             configuration.crashLoopLimit = limit
         }
         if let grace = try flag(commandLine.signerStartGrace, "signer-start-grace", seconds) ?? file.signerStartGrace {
@@ -213,10 +210,8 @@ public struct DaemonSettings: Sendable {
                 ?? file.signerHealthTimeout {
                 check.timeout = timeout
             }
-            let retries: (String, String, Int) throws(ConfigFile.ParseError) -> Int = { text, key, line throws(ConfigFile.ParseError) in
-                try ConfigFile.count(text, key: key, line: line, in: ConfigFile.healthRetries)
-            }
-            if let count = try flag(commandLine.signerHealthRetries, "signer-health-retries", retries) ?? file.signerHealthRetries {
+            if let count = try flag(commandLine.signerHealthRetries, "signer-health-retries", ConfigFile.healthRetries)
+                ?? file.signerHealthRetries {
                 check.retries = count
             }
             if let restart = try flag(commandLine.signerRestartOnUnhealthy, "signer-restart-on-unhealthy", ConfigFile.bool)
