@@ -48,13 +48,12 @@ public final class ClockJumpWatch: Sendable {
             guard descriptors[0].revents != 0 else { continue }
             var expirations: UInt64 = 0
             let got = read(timer, &expirations, 8)
-            if got < 0, errno == ECANCELED {
-                onJump(reading())
-            } else if got < 0, errno != EINTR, errno != EAGAIN {
-                return
-            }
-            // A cancelled (or, in centuries, expired) timer must be armed again.
+            let cancelled = got < 0 && errno == ECANCELED
+            if got < 0, !cancelled, errno != EINTR, errno != EAGAIN { return }
+            // A cancelled (or, in centuries, expired) timer must be armed again — before the
+            // clocks are read, so that a change from now on wakes us again and none is lost.
             guard arm(timer) else { return }
+            if cancelled { onJump(reading()) }
         }
     }
 
