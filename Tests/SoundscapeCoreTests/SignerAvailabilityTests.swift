@@ -22,9 +22,9 @@ import SoundscapeCore
     }
 
     static func down(_ reason: String) -> [SignerMachine.Action] {
-        [.emit(.signerDown, message: reason), .availability(down: true, reason: reason)]
+        [.availability(down: true, reason: reason), .emit(.signerDown, message: reason)]
     }
-    static let restored: [SignerMachine.Action] = [.emit(.signerRestored, message: nil), .availability(down: false, reason: nil)]
+    static let restored: [SignerMachine.Action] = [.availability(down: false, reason: nil), .emit(.signerRestored, message: nil)]
 
     static func verdict(_ actions: [SignerMachine.Action]) -> [SignerMachine.Action] {
         actions.filter {

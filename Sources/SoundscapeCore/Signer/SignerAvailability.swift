@@ -11,6 +11,9 @@
 /// each stays down, and the verdict changes at most once per grace either way.
 /// While nobody wants the signer there is no verdict: it is quietly up (no event:
 /// nothing was restored).
+///
+/// `.availability` goes out before its event, so the player can act on it first and
+/// the `signerDown` / `signerRestored` event carries the status that follows from it.
 struct SignerAvailability: Sendable {
     /// What the machine knows now.
     struct Facts: Sendable, Equatable {
@@ -82,7 +85,7 @@ struct SignerAvailability: Sendable {
             if !down {
                 down = true
                 needsProof = facts.healthChecked
-                actions += [.emit(.signerDown, message: cause), .availability(down: true, reason: cause)]
+                actions += [.availability(down: true, reason: cause), .emit(.signerDown, message: cause)]
             }
             reason = cause
         } else if down {
@@ -92,7 +95,7 @@ struct SignerAvailability: Sendable {
             if proven {
                 down = false
                 reason = nil
-                actions += [.emit(.signerRestored, message: nil), .availability(down: false, reason: nil)]
+                actions += [.availability(down: false, reason: nil), .emit(.signerRestored, message: nil)]
             } else if !facts.healthChecked, let upSince {
                 actions.append(.scheduleTick(at: upSince + grace))
             }

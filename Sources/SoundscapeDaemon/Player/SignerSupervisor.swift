@@ -22,7 +22,8 @@ final class SignerSupervisor {
         /// `down` while a keep-alive session wants the signer and it is failed, hung,
         /// unhealthy, or not running and ready for `signer-start-grace`; `reason` says which
         /// (nil when up). Also `down: false` (with no event) when nobody wants the signer
-        /// any more. Never sent for a daemon without a signer.
+        /// any more. Never sent for a daemon without a signer. It comes right before its
+        /// `signerDown` / `signerRestored` emit, so the event can carry what it caused.
         case availability(down: Bool, reason: String?)
     }
 
