@@ -6,9 +6,9 @@ import SoundscapeCore
 /// then only durations added to it.
 ///
 /// The lifecycle suites look at the lifecycle: unless `showsVerdict`, what the
-/// down verdict adds (`SignerAvailability`: its grace tick, `signerDown`,
+/// down verdict adds (`SignerDownVerdict`: its grace tick, `signerDown`,
 /// `signerRestored`, `.availability`) is left out of what `send` returns. Its
-/// own suite (SignerAvailabilityTests) sees everything.
+/// own suite (SignerDownVerdictTests) sees everything.
 struct SignerDriver {
     typealias Action = SignerMachine.Action
 

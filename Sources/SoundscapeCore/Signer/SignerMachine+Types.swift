@@ -60,7 +60,7 @@ extension SignerMachine {
         case emit(EventReason, message: String?)
         /// Run the health command once, killing its process group after `timeout`.
         case probe(timeout: Duration)
-        /// The down verdict changed (see `SignerAvailability`): what the sound follows.
+        /// The down verdict changed (see `SignerDownVerdict`): what the sound follows.
         case availability(down: Bool, reason: String?)
     }
 }

@@ -6,7 +6,7 @@
 ///
 /// Pure: process facts and `now` go in, actions come out; timing is tested with
 /// made-up instants. Its parts: `SignerHealth` (the health command's schedule and
-/// verdict), `SignerStatusLine` (the signer's own words) and `SignerAvailability`
+/// verdict), `SignerStatusLine` (the signer's own words) and `SignerDownVerdict`
 /// (the down verdict the sound follows).
 public struct SignerMachine: Sendable {
     /// A running instance, as far as the machine knows it.
@@ -51,7 +51,7 @@ public struct SignerMachine: Sendable {
     private var lastExit: String?
     private var health: SignerHealth
     private var statusLine: SignerStatusLine
-    private var availability: SignerAvailability
+    private var verdict: SignerDownVerdict
     /// Ticks asked for and not yet past: the same deadline is asked for once.
     private var scheduled: Set<ContinuousClock.Instant> = []
     /// The liveness deadline a tick is asked for: heartbeats move the deadline, not the tick.
@@ -62,7 +62,7 @@ public struct SignerMachine: Sendable {
         backoff = Backoff(initial: configuration.backoffInitial, maximum: configuration.backoffMaximum)
         health = SignerHealth(check: configuration.health)
         statusLine = SignerStatusLine(interval: configuration.statusEventInterval)
-        availability = SignerAvailability(grace: configuration.startGrace)
+        verdict = SignerDownVerdict(grace: configuration.startGrace)
     }
 
     /// New timing and limits (a reload): they apply from the next decision; the
@@ -70,7 +70,7 @@ public struct SignerMachine: Sendable {
     public mutating func reconfigure(_ configuration: Configuration, now: ContinuousClock.Instant) -> [Action] {
         self.configuration = configuration
         backoff = Backoff(initial: configuration.backoffInitial, maximum: configuration.backoffMaximum)
-        availability.grace = configuration.startGrace
+        verdict.grace = configuration.startGrace
         var actions = health.reconfigure(configuration.health, now: now)
         if case .running(let instance) = phase {
             livenessTickAt = nil
@@ -98,8 +98,8 @@ public struct SignerMachine: Sendable {
         return status
     }
 
-    /// Signing is down (see `SignerAvailability`).
-    public var isDown: Bool { availability.down }
+    /// Signing is down (see `SignerDownVerdict`).
+    public var isDown: Bool { verdict.down }
 
     public mutating func handle(_ input: Input, now: ContinuousClock.Instant) -> [Action] {
         var actions: [Action] = []
@@ -219,12 +219,12 @@ public struct SignerMachine: Sendable {
     }
 
     private mutating func probed(_ result: SignerProbeResult, now: ContinuousClock.Instant) -> [Action] {
-        var (actions, verdict) = health.finished(result, now: now)
-        switch verdict {
+        var (actions, outcome) = health.finished(result, now: now)
+        switch outcome {
         case .none, .failed:
             break
         case .passed(let output, let recovered):
-            availability.proven()
+            verdict.proven()
             if case .running(var instance) = phase {
                 instance.passed = true
                 phase = .running(instance)
@@ -280,7 +280,7 @@ public struct SignerMachine: Sendable {
     /// with backoff once it has exited.
     private mutating func stopFailed(_ instance: Instance, now: ContinuousClock.Instant, quick: Bool,
                                      news: (EventReason, String)?) -> [Action] {
-        if news?.0 == .signerHung { availability.hangDetected() }
+        if news?.0 == .signerHung { verdict.hangDetected() }
         let killAt = now + configuration.stopTimeout
         phase = .stopping(instance, killAt: killAt, restart: .afterFailure(quick: quick))
         health.instanceEnded()
@@ -347,10 +347,10 @@ public struct SignerMachine: Sendable {
     private mutating func finish(_ actions: [Action], now: ContinuousClock.Instant) -> [Action] {
         if !wanted, phase == .idle { health.sessionEnded() }
         let up: Bool = if case .running(let instance) = phase { instance.ready } else { false }
-        let facts = SignerAvailability.Facts(wanted: wanted, failed: phase == .failed, up: up,
+        let facts = SignerDownVerdict.Facts(wanted: wanted, failed: phase == .failed, up: up,
                                              unhealthy: health.state == .unhealthy,
                                              healthChecked: configuration.health != nil)
-        return (actions + availability.evaluate(facts, now: now)).filter { action in
+        return (actions + verdict.evaluate(facts, now: now)).filter { action in
             guard case .scheduleTick(let at) = action else { return true }
             return scheduled.insert(at).inserted
         }

@@ -18,7 +18,7 @@ final class SignerSupervisor {
     enum Effect: Sendable, Equatable {
         case emit(EventReason, message: String?)
         case scheduleTick(at: ContinuousClock.Instant)
-        /// Whether signing is down changed (`SignerMachine`'s verdict, see `SignerAvailability`):
+        /// Whether signing is down changed (`SignerMachine`'s verdict, see `SignerDownVerdict`):
         /// `down` while a keep-alive session wants the signer and it is failed, hung,
         /// unhealthy, or not running and ready for `signer-start-grace`; `reason` says which
         /// (nil when up). Also `down: false` (with no event) when nobody wants the signer

@@ -14,7 +14,7 @@
 ///
 /// `.availability` goes out before its event, so the player can act on it first and
 /// the `signerDown` / `signerRestored` event carries the status that follows from it.
-struct SignerAvailability: Sendable {
+struct SignerDownVerdict: Sendable {
     /// What the machine knows now.
     struct Facts: Sendable, Equatable {
         var wanted: Bool

@@ -1,9 +1,9 @@
 import Testing
 import SoundscapeCore
 
-/// Whether signing is down (`SignerAvailability`, through `SignerMachine`): the
+/// Whether signing is down (`SignerDownVerdict`, through `SignerMachine`): the
 /// verdict the sound follows.
-@Suite struct SignerAvailabilityTests {
+@Suite struct SignerDownVerdictTests {
     typealias D = SignerDriver
 
     static func driver(grace: Duration = .seconds(10), liveness: Duration? = nil, health: Bool = false,
