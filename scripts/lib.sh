@@ -8,8 +8,9 @@ ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
 # Build and run time: PipeWire, Opus, SQLite, sd-bus (the desktop companion). Tests add the graph's daemons and tools.
 RUNTIME_PACKAGES=(pkg-config libpipewire-0.3-dev libspa-0.2-dev libopus-dev libopusfile-dev libsqlite3-dev
                   libsystemd-dev pipewire pipewire-bin wireplumber dbus-daemon)
-# systemd: busctl and systemd-inhibit; playerctl and python3-dbusmock for the desktop tests.
-TEST_PACKAGES=(sox opus-tools python3 python3-venv procps systemd playerctl python3-dbusmock)
+# systemd: busctl, systemd-inhibit and systemd-notify; playerctl and python3-dbusmock for the desktop
+# tests; python3-sdnotify for the fixture signer, which speaks sd_notify as a real signer would.
+TEST_PACKAGES=(sox opus-tools python3 python3-venv procps systemd playerctl python3-dbusmock python3-sdnotify)
 # What the Swift toolchain itself needs on Debian 12 (from swift.org's install guide).
 SWIFT_PACKAGES=(binutils git gnupg2 libc6-dev libcurl4-openssl-dev libedit2 libgcc-12-dev libpython3-dev
                 libsqlite3-0 libstdc++-12-dev libxml2-dev libz3-dev tzdata unzip zlib1g-dev curl ca-certificates)

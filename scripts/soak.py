@@ -318,7 +318,7 @@ def main():
         f"[Service]\nStandardError=append:{WORK}/logs/daemon.log\n")
     signer = os.path.join(root, "packaging/examples/example-signer")
     open(os.path.join(WORK, "home/.config/soundscaped/soundscaped.conf"), "w").write(
-        f"signer-command = {signer}\nsigner-liveness-timeout = 30\n")
+        f"signer-command = {signer}\nsigner-stdin = events\nsigner-liveness-timeout = 30\n")
 
     graph = Graph()
     graph.start(first=True)

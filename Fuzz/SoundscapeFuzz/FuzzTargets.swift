@@ -7,7 +7,8 @@ import SoundscapeCore
 @testable import Varlink
 
 enum FuzzTargets {
-    static let names = ["varlink-frames", "varlink-request", "config", "ogg-pages", "manifest", "signer-lines"]
+    static let names = ["varlink-frames", "varlink-request", "config", "ogg-pages", "manifest", "signer-lines",
+                        "notify-message"]
 
     /// The first byte chooses where the rest is cut into reads; the frames must be
     /// the same however the bytes arrive, and no frame may be longer than the limit.
@@ -112,6 +113,35 @@ enum FuzzTargets {
         let pieces = decode(split(input, seed: seed))
         precondition(whole == pieces, "lines differ with how the output was read")
         for line in whole { precondition(line.utf8.count <= limit * 3, "a line over the limit") }
+    }
+
+    /// A notify datagram: refused only for a NUL or its size; the same meaning whether its
+    /// lines come in one datagram or several merged (the daemon coalesces a flood); a status
+    /// line, once cleaned, one line of at most 200 characters with no control character.
+    static func notifyMessage(_ bytes: [UInt8]) {
+        guard let seed = bytes.first else { return }
+        let input = Array(bytes.dropFirst())
+        guard let whole = SignerNotification(parsing: input) else {
+            precondition(input.contains(0) || input.count > SignerNotification.maximumBytes, "a datagram refused for no reason")
+            return
+        }
+        // Cut at line breaks drawn from the seed: each piece a datagram of its own.
+        var merged = SignerNotification()
+        var start = 0
+        var state = UInt32(seed) | 0x1_0000
+        for (index, byte) in input.enumerated() where byte == UInt8(ascii: "\n") {
+            state = state &* 1_103_515_245 &+ 12_345
+            guard (state >> 16) % 3 == 0 else { continue }
+            merged.merge(SignerNotification(parsing: input[start..<index])!)
+            start = index + 1
+        }
+        merged.merge(SignerNotification(parsing: input[start...])!)
+        precondition(merged == whole, "merging datagrams changed their meaning")
+        if let status = whole.status, let line = SignerStatus.line(status) {
+            precondition(line.count <= SignerStatus.maximumStatusLength, "a status line over the limit")
+            precondition(!line.unicodeScalars.contains { $0.properties.generalCategory == .control }, "a control character kept")
+            precondition(line == SignerStatus.line(line), "cleaning a clean line changed it")
+        }
     }
 
     /// `bytes` cut into reads at points drawn from `seed`.

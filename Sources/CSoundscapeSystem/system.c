@@ -7,6 +7,7 @@
 #include <link.h>
 #include <malloc.h>
 #include <pthread.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -20,6 +21,8 @@ _Static_assert(sizeof(ElfW(Addr)) == sizeof(uintptr_t), "scs_each_loaded_object:
 // Varlink's PeerCredentials reads SO_PEERCRED as three 32-bit fields: pid, uid, gid.
 _Static_assert(sizeof(struct ucred) == 12 && offsetof(struct ucred, uid) == 4 && offsetof(struct ucred, gid) == 8,
                "PeerCredentials (Sources/Varlink/PeerCheck.swift) mirrors struct ucred");
+
+_Static_assert(SCS_SCM_CREDENTIALS == SCM_CREDENTIALS, "SCS_SCM_CREDENTIALS mirrors SCM_CREDENTIALS");
 
 int scs_pipe2_cloexec(int fds[2]) {
     return pipe2(fds, O_CLOEXEC);
@@ -68,4 +71,24 @@ static int scs_visit_object(struct dl_phdr_info *info, size_t size, void *data) 
 int scs_each_loaded_object(int (*visit)(uintptr_t, const Elf64_Phdr *, size_t, void *), void *context) {
     struct scs_object_visit state = { visit, context };
     return dl_iterate_phdr(scs_visit_object, &state);
+}
+
+struct cmsghdr *scs_cmsg_firsthdr(struct msghdr *message) {
+    return CMSG_FIRSTHDR(message);
+}
+
+struct cmsghdr *scs_cmsg_nxthdr(struct msghdr *message, struct cmsghdr *header) {
+    return CMSG_NXTHDR(message, header);
+}
+
+unsigned char *scs_cmsg_data(struct cmsghdr *header) {
+    return CMSG_DATA(header);
+}
+
+size_t scs_cmsg_space(size_t length) {
+    return CMSG_SPACE(length);
+}
+
+int scs_pidfd_open(pid_t pid) {
+    return (int)syscall(SYS_pidfd_open, pid, 0);
 }

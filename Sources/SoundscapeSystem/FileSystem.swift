@@ -93,6 +93,13 @@ public enum FileSystem {
                       seconds: info.st_mtim.tv_sec, nanoseconds: info.st_mtim.tv_nsec)
     }
 
+    /// Who owns an open file and who may use it (`fstat`), or nil (errno says why).
+    public static func ownership(of descriptor: Int32) -> (isRegular: Bool, owner: UInt32, mode: UInt32)? {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { return nil }
+        return (info.st_mode & S_IFMT == S_IFREG, UInt32(info.st_uid), UInt32(info.st_mode))
+    }
+
     public static func exists(_ path: String) -> Bool {
         access(path, F_OK) == 0
     }

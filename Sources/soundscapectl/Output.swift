@@ -22,9 +22,16 @@ enum Output {
         if let signer = status.signer {
             var text = signer.state.rawValue
             if let pid = signer.pid { text += ", pid \(pid)" }
+            if signer.state == .starting, signer.pid != nil { text += ", not ready yet" }
             text += ", \(signer.restarts) restart\(signer.restarts == 1 ? "" : "s")"
+            switch signer.health {
+            case .unknown: break
+            case .healthy: text += ", healthy"
+            case .unhealthy: text += ", UNHEALTHY (its health check fails)"
+            }
             if let lastExit = signer.lastExit { text += ", last \(lastExit)" }
             rows.append(("Signer", text))
+            if let said = signer.status { rows.append(("Signer says", said)) }
         }
         if let keepAwake = status.keepAwake {
             let text: String = switch keepAwake.state {
@@ -69,6 +76,7 @@ enum Output {
         var line = "\(clock)  #\(event.seq)  \(event.reason.rawValue)  "
         if event.type == .signer, let signer = status.signer {
             line += "signer \(signer.state.rawValue)" + (signer.pid.map { " pid \($0)" } ?? "")
+            if signer.health != .unknown { line += " \(signer.health.rawValue)" }
         } else {
             line += "\(status.state.rawValue)  \(status.soundscape) \(status.volume.percent)%"
             if let route = status.route { line += " → \(route)" }

@@ -84,23 +84,70 @@ struct Soundscaped: AsyncParsableCommand {
     @Flag(name: .customLong("signer-keep-running"), help: "Keep the signer host running while audio is stopped.")
     var signerKeepRunning = false
 
+    @Option(name: .customLong("signer-stdin"), help: ArgumentHelp(
+        "The signer host's stdin: events (every event as a JSON line), null (/dev/null, the default) or file:PATH (a passphrase file: its bytes, then end of file).",
+        discussion: "A file must be a regular file owned by you with no group or other access (chmod 600).",
+        valueName: "events|null|file:PATH"))
+    var signerStdin: String?
+
+    @Option(name: .customLong("signer-stop-signal"), help: ArgumentHelp(
+        "Signal that asks the signer host to stop: SIGTERM (default), SIGINT, SIGHUP, SIGQUIT, SIGUSR1 or SIGUSR2.",
+        valueName: "signal"))
+    var signerStopSignal: String?
+
     @Option(name: .customLong("signer-stop-timeout"), help: ArgumentHelp(
-        "Seconds between SIGTERM and SIGKILL when stopping the signer host (default 5).", valueName: "seconds"))
+        "Seconds between the stop signal and SIGKILL when stopping the signer host (default 5).", valueName: "seconds"))
     var signerStopTimeout: String?
 
+    @Option(name: .customLong("signer-type"), help: ArgumentHelp(
+        "simple (default): the signer host is ready once started; notify: once it sends READY=1 to $NOTIFY_SOCKET.",
+        valueName: "simple|notify"))
+    var signerType: String?
+
     @Option(name: .customLong("signer-liveness-timeout"), help: ArgumentHelp(
-        "If set, the signer host must print a 'heartbeat' line at least this often or it is restarted.",
+        "If set, the signer host must print a 'heartbeat' line (or send WATCHDOG=1) at least this often or it is restarted.",
         valueName: "seconds"))
     var signerLivenessTimeout: String?
 
     @Option(name: .customLong("signer-restart-delay"), help: ArgumentHelp(
-        "First restart delay in seconds (default 1); it doubles per quick failure, up to 60.", valueName: "seconds"))
+        "First restart delay in seconds (default 1); it doubles per quick failure, up to --signer-restart-max-delay.",
+        valueName: "seconds"))
     var signerRestartDelay: String?
 
+    @Option(name: .customLong("signer-restart-max-delay"), help: ArgumentHelp(
+        "Longest restart delay in seconds (default 60).", valueName: "seconds"))
+    var signerRestartMaxDelay: String?
+
     @Option(name: .customLong("signer-crash-limit"), help: ArgumentHelp(
-        "Quick failures in a row before the signer host is marked failed until the next play (default 5).",
+        "Quick failures in a row before the signer host is marked failed until the next play (default 5; 0 never gives up).",
         valueName: "count"))
-    var signerCrashLimit: Int?
+    var signerCrashLimit: String?
+
+    @Option(name: .customLong("signer-health-command"), help: ArgumentHelp(
+        "Command that checks the signer signs: exit 0 is healthy, its first stdout line the signer's status. Split like --signer-command.",
+        valueName: "command"))
+    var signerHealthCommand: String?
+
+    @Option(name: .customLong("signer-health-interval"), help: ArgumentHelp(
+        "Seconds from one health check's end to the next (default 10).", valueName: "seconds"))
+    var signerHealthInterval: String?
+
+    @Option(name: .customLong("signer-health-timeout"), help: ArgumentHelp(
+        "Seconds before a health check is killed with its process group, and has failed (default 5).", valueName: "seconds"))
+    var signerHealthTimeout: String?
+
+    @Option(name: .customLong("signer-health-retries"), help: ArgumentHelp(
+        "Failed health checks in a row that make the signer host unhealthy (default 3).", valueName: "count"))
+    var signerHealthRetries: String?
+
+    @Option(name: .customLong("signer-restart-on-unhealthy"), help: ArgumentHelp(
+        "Restart an unhealthy signer host, with backoff (default true).", valueName: "true|false"))
+    var signerRestartOnUnhealthy: String?
+
+    @Option(name: .customLong("signer-start-grace"), help: ArgumentHelp(
+        "Seconds the signer host may be not running and ready before signing counts as down (default 10).",
+        valueName: "seconds"))
+    var signerStartGrace: String?
 
     @Option(name: .customLong("interruption-roles"), help: ArgumentHelp(
         "media.role values whose streams interrupt us (comma-separated; default Communication,Phone).", valueName: "roles"))
@@ -146,6 +193,16 @@ struct Soundscaped: AsyncParsableCommand {
         options.signerLivenessTimeout = signerLivenessTimeout
         options.signerRestartDelay = signerRestartDelay
         options.signerCrashLimit = signerCrashLimit
+        options.signerStdin = signerStdin
+        options.signerStopSignal = signerStopSignal
+        options.signerType = signerType
+        options.signerRestartMaxDelay = signerRestartMaxDelay
+        options.signerHealthCommand = signerHealthCommand
+        options.signerHealthInterval = signerHealthInterval
+        options.signerHealthTimeout = signerHealthTimeout
+        options.signerHealthRetries = signerHealthRetries
+        options.signerRestartOnUnhealthy = signerRestartOnUnhealthy
+        options.signerStartGrace = signerStartGrace
         options.interruptionRoles = interruptionRoles
         options.voipApplications = voipApplications
         options.keepStartupPages = keepStartupPages

@@ -21,7 +21,7 @@ struct DesktopTests {
 
         /// A daemon with a signer host named `signer` (a script, `body` its shell code)
         /// and two tone soundscapes, alpha (440 Hz) and beta (660 Hz).
-        init(graph: PipeWireGraph, signer: String = "igloo-signer", body: String = "exec cat >/dev/null",
+        init(graph: PipeWireGraph, signer: String = "igloo-signer", body: String = "exec sleep infinity",
              arguments: [String] = [], environment: [String: String] = [:]) throws {
             self.graph = graph
             try graph.createNullSink(name: "speaker")

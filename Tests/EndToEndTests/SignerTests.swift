@@ -16,7 +16,8 @@ struct SignerTests {
         let daemon: Soundscaped
         let records: URL
 
-        init(graph: PipeWireGraph, signerArguments: [String] = [], daemonArguments: [String] = []) throws {
+        init(graph: PipeWireGraph, signerArguments: [String] = [], daemonArguments: [String] = [],
+             stdin: String = "events", prepare: (Soundscaped) throws -> Void = { _ in }) throws {
             self.graph = graph
             try graph.createNullSink(name: "speaker")
             records = graph.directory.appendingPathComponent("signer-records")
@@ -25,13 +26,15 @@ struct SignerTests {
                 throw HarnessError("mkfifo failed: \(errno)")
             }
             let script = ProductLocator.packageRoot.appendingPathComponent("Tests/EndToEndTests/Fixtures/fixture-signer.py").path
-            let command = ([script] + signerArguments).map { "'\($0)'" }.joined(separator: " ")
+            // Debian's python3, which has python3-sdnotify (a python on PATH may be another one).
+            let command = (["/usr/bin/python3", script] + signerArguments).map { "'\($0)'" }.joined(separator: " ")
             daemon = try Soundscaped(graph: graph, arguments: [
-                "--signer-command", command,
+                "--signer-command", command, "--signer-stdin", stdin,
                 "--signer-env", "FIXTURE_DIR=\(records.path)",
                 "--signer-env", "FIXTURE_EXTRA=from config",
                 "--signer-directory", records.path,
             ] + daemonArguments)
+            try prepare(daemon)
             try daemon.start()
         }
 
@@ -175,8 +178,13 @@ struct SignerTests {
             let failed = try events.next(reason: "signerFailed")
             #expect((failed["signer"] as? [String: Any])?["state"] as? String == "failed")
             #expect((try setup.daemon.status()["signer"] as? [String: Any])?["state"] as? String == "failed")
-            // The audio keeps playing: the signer's trouble is reported, not propagated.
-            #expect(try setup.daemon.status()["state"] as? String == "playing")
+            // The sound tells the truth: a failed signer is down, and the cue replaces the soundscape.
+            let down = try events.next(reason: "signerDown")
+            #expect(down["message"] as? String == "failed")
+            let held = try setup.daemon.status()
+            #expect(held["state"] as? String == "interrupted")
+            #expect(held["interruptions"] as? [String] == ["signerDown"])
+            #expect(held["wantsPlaying"] as? Bool == true)
 
             try setup.daemon.must("play")
             let fresh = try events.next(reason: "signerStarted")

@@ -4,14 +4,25 @@ import SoundscapeCore
 
 /// Drives a `SignerMachine` with a fake clock: one real instant as the origin,
 /// then only durations added to it.
+///
+/// The lifecycle suites look at the lifecycle: unless `showsVerdict`, what the
+/// down verdict adds (`SignerDownVerdict`: its grace tick, `signerDown`,
+/// `signerRestored`, `.availability`) is left out of what `send` returns. Its
+/// own suite (SignerDownVerdictTests) sees everything.
 struct SignerDriver {
     typealias Action = SignerMachine.Action
 
     var machine: SignerMachine
     let origin: ContinuousClock.Instant
     private(set) var now: ContinuousClock.Instant
+    var showsVerdict = false
 
-    init(_ configuration: SignerMachine.Configuration = .init(), origin: ContinuousClock.Instant = ContinuousClock.now) {
+    /// The lifecycle suites' grace: long, and unlike any lifecycle deadline, so the
+    /// verdict's tick is told apart by its deadline alone.
+    static let lifecycleGrace: Duration = .seconds(7777)
+
+    init(_ configuration: SignerMachine.Configuration = SignerDriver.configuration(),
+         origin: ContinuousClock.Instant = ContinuousClock.now) {
         machine = SignerMachine(configuration: configuration)
         self.origin = origin
         now = origin
@@ -21,7 +32,7 @@ struct SignerDriver {
     @discardableResult
     mutating func send(_ input: SignerMachine.Input, after elapsed: Duration = .zero) -> [Action] {
         now = now + elapsed
-        return machine.handle(input, now: now)
+        return shown(machine.handle(input, now: now))
     }
 
     /// Moves the fake clock to `instant` (never backwards), then feeds `input`.
@@ -29,7 +40,21 @@ struct SignerDriver {
     mutating func send(_ input: SignerMachine.Input, at instant: ContinuousClock.Instant) -> [Action] {
         precondition(instant >= now, "the fake clock only moves forwards")
         now = instant
-        return machine.handle(input, now: now)
+        return shown(machine.handle(input, now: now))
+    }
+
+    private func shown(_ actions: [Action]) -> [Action] {
+        guard !showsVerdict else { return actions }
+        // The verdict's deadlines are all at least a grace after the origin; the lifecycle's
+        // are never that far out in these suites.
+        let graceFromOrigin = origin + machine.configuration.startGrace
+        return actions.filter { action in
+            switch action {
+            case .availability, .emit(.signerDown, _), .emit(.signerRestored, _): false
+            case .scheduleTick(let at): at < graceFromOrigin
+            default: true
+            }
+        }
     }
 
     var status: SignerStatus { machine.status }
@@ -40,11 +65,12 @@ struct SignerDriver {
         configuration.crashLoopLimit = crashLoopLimit
         configuration.stopTimeout = stopTimeout
         configuration.livenessTimeout = liveness
+        configuration.startGrace = lifecycleGrace
         return configuration
     }
 
     /// Wanted, spawned as `pid`, with the `signerStarted` event already out.
-    static func running(pid: Int32 = 100, _ configuration: SignerMachine.Configuration = .init()) -> SignerDriver {
+    static func running(pid: Int32 = 100, _ configuration: SignerMachine.Configuration = SignerDriver.configuration()) -> SignerDriver {
         var driver = SignerDriver(configuration)
         precondition(driver.send(.setWanted(true)) == [.spawn])
         driver.send(.spawned(pid: pid), after: .milliseconds(10))
@@ -112,7 +138,7 @@ extension [SignerMachine.Action] {
     @Test func stopTerminatesAndReportsStoppedWhenItExits() {
         var driver = D.running(pid: 7)
         let stopAt = driver.now
-        #expect(driver.send(.setWanted(false)) == [.terminate, .scheduleTick(at: stopAt + .seconds(5))])
+        #expect(driver.send(.setWanted(false)) == [.terminate(.term), .scheduleTick(at: stopAt + .seconds(5))])
         #expect(driver.status == SignerStatus(state: .stopping, pid: 7, restarts: 0, lastExit: nil))
         // Repeating the wish does not send a second SIGTERM.
         #expect(driver.send(.setWanted(false)) == [])
@@ -130,7 +156,7 @@ extension [SignerMachine.Action] {
     @Test func stopEscalatesToKillAtTheDeadlineOnlyOnce() {
         var driver = D.running(pid: 7, D.configuration(stopTimeout: .seconds(2)))
         let stopAt = driver.now
-        #expect(driver.send(.setWanted(false)) == [.terminate, .scheduleTick(at: stopAt + .seconds(2))])
+        #expect(driver.send(.setWanted(false)) == [.terminate(.term), .scheduleTick(at: stopAt + .seconds(2))])
         #expect(driver.send(.tick, at: stopAt + .milliseconds(1999)) == [])
         #expect(driver.send(.tick, at: stopAt + .seconds(2)) == [.kill])
         #expect(driver.status == SignerStatus(state: .stopping, pid: 7, restarts: 0, lastExit: nil))
@@ -150,7 +176,7 @@ extension [SignerMachine.Action] {
         #expect(driver.status.state == .starting)
         let upAt = driver.now + .milliseconds(5)
         #expect(driver.send(.spawned(pid: 9), at: upAt) == [
-            .emit(.signerStarted, message: "pid 9"), .terminate, .scheduleTick(at: upAt + .seconds(5)),
+            .emit(.signerStarted, message: "pid 9"), .terminate(.term), .scheduleTick(at: upAt + .seconds(5)),
         ])
         #expect(driver.status.state == .stopping)
         #expect(driver.send(.exited(.exited(code: 0)), after: .milliseconds(5))
@@ -388,17 +414,16 @@ extension [SignerMachine.Action] {
         #expect(driver.send(.spawned(pid: 50), at: upAt)
                 == [.emit(.signerStarted, message: "pid 50"), .scheduleTick(at: upAt + .seconds(10))])
 
-        // Heartbeats push the deadline.
-        #expect(driver.send(.heartbeat, at: upAt + .seconds(4)) == [.scheduleTick(at: upAt + .seconds(14))])
-        // The tick scheduled at spawn time is stale now.
-        #expect(driver.send(.tick, at: upAt + .seconds(10)) == [])
+        // Heartbeats push the deadline; the tick at the old one asks for the new one.
+        #expect(driver.send(.heartbeat, at: upAt + .seconds(4)) == [])
+        #expect(driver.send(.tick, at: upAt + .seconds(10)) == [.scheduleTick(at: upAt + .seconds(14))])
         #expect(driver.send(.tick, at: upAt + .milliseconds(13_999)) == [])
         #expect(driver.status.state == .running)
 
         let hungAt = upAt + .seconds(14)
         #expect(driver.send(.tick, at: hungAt) == [
             .emit(.signerHung, message: "no heartbeat for 10 s"),
-            .terminate, .scheduleTick(at: hungAt + .seconds(5)),
+            .terminate(.term), .scheduleTick(at: hungAt + .seconds(5)),
         ])
         #expect(driver.status == SignerStatus(state: .stopping, pid: 50, restarts: 0, lastExit: nil))
         // Heartbeats from a process being stopped change nothing; neither does an early tick.
@@ -422,7 +447,7 @@ extension [SignerMachine.Action] {
         driver.send(.setWanted(true))
         driver.send(.spawned(pid: 50))
         let hungAt = driver.now + .seconds(10)
-        #expect(driver.send(.tick, at: hungAt).contains(.terminate))
+        #expect(driver.send(.tick, at: hungAt).contains(.terminate(.term)))
         #expect(driver.send(.tick, at: hungAt + .seconds(3)) == [.kill])
         #expect(driver.send(.tick, after: .seconds(3)) == [])
         let actions = driver.send(.exited(.signaled(9)), after: .milliseconds(1))
@@ -484,9 +509,12 @@ extension [SignerMachine.Action] {
         let idle = SignerStatus(state: .stopped, pid: nil, restarts: 0, lastExit: nil)
         let data = try JSONEncoder().encode(idle)
         let json = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
-        #expect(Set(json.keys) == ["state", "pid", "restarts", "lastExit"])
+        #expect(Set(json.keys) == ["state", "pid", "restarts", "lastExit", "health", "ready", "status"])
         #expect(json["pid"] is NSNull)
         #expect(json["lastExit"] is NSNull)
+        #expect(json["status"] is NSNull)
+        #expect(json["health"] as? String == "unknown")
+        #expect(json["ready"] as? Bool == false)
         #expect(json["state"] as? String == "stopped")
         #expect(json["restarts"] as? Int == 0)
         #expect(try JSONDecoder().decode(SignerStatus.self, from: data) == idle)
@@ -517,6 +545,8 @@ extension [SignerMachine.Action] {
         var terminated = false
         var nextPID: Int32 = 1000
         var restartsInSession = 0
+        var probing = false
+        var down = false
     }
 
     static let steps: [Duration] = [
@@ -527,7 +557,7 @@ extension [SignerMachine.Action] {
 
     static func input(_ world: inout World, using generator: inout SplitMix64) -> SignerMachine.Input {
         while true {
-            switch Int.random(in: 0..<12, using: &generator) {
+            switch Int.random(in: 0..<15, using: &generator) {
             case 0, 1: return .setWanted(Bool.random(using: &generator))
             case 2: return .resetFailure
             case 3, 4:
@@ -539,6 +569,21 @@ extension [SignerMachine.Action] {
                 guard world.pid != nil else { continue }
                 return .exited(reasons.randomElement(using: &generator)!)
             case 7: return .heartbeat
+            case 8:
+                var notification = SignerNotification()
+                switch Int.random(in: 0..<5, using: &generator) {
+                case 0: notification.ready = true
+                case 1: notification.stopping = true
+                case 2: notification.watchdog = true
+                case 3: notification.status = "relays: \(Int.random(in: 0..<4, using: &generator))/3"
+                default: notification.watchdogTrigger = Int.random(in: 0..<4, using: &generator) == 0
+                }
+                return .notify(notification)
+            case 9, 10:
+                guard world.probing else { continue }
+                world.probing = false
+                return .probeFinished(Bool.random(using: &generator) ? .passed(output: "ok") : .failed("no relay"))
+            case 11: return .resumed(slept: .seconds(600))
             default: return .tick
             }
         }
@@ -549,6 +594,7 @@ extension [SignerMachine.Action] {
                            seen: inout Set<SignerStatus.State>, emitted: inout Set<EventReason>) -> [String] {
         var generator = SplitMix64(seed: seed)
         var driver = D(configuration)
+        driver.showsVerdict = true
         var world = World()
         var found: [String] = []
         for step in 0..<count {
@@ -596,20 +642,36 @@ extension [SignerMachine.Action] {
                     if at <= driver.now { problems.append("tick scheduled in the past") }
                 case .emit(let reason, _):
                     emitted.insert(reason)
+                case .probe:
+                    if world.probing { problems.append("a second probe while one runs") }
+                    if world.pid == nil || world.terminated { problems.append("a probe without a running instance") }
+                    world.probing = true
+                case .availability(let down, _):
+                    if down == world.down { problems.append("availability repeated (down \(down))") }
+                    if down, !world.wanted { problems.append("down while not wanted") }
+                    if down, !actions.reasons.contains(.signerDown) { problems.append("down without signerDown") }
+                    world.down = down
                 }
             }
             if actions.count(of: .spawn) > 1 { problems.append("several spawns at once") }
+            if Set(actions.ticks).count != actions.ticks.count { problems.append("the same tick asked for twice") }
+            if driver.machine.isDown != world.down { problems.append("isDown disagrees with the availability actions") }
+            if !world.wanted, world.down { problems.append("down while not wanted") }
 
             let status = driver.status
             seen.insert(status.state)
             if driver.machine.wanted != world.wanted { problems.append("wanted disagrees") }
             if status.pid.map(Int32.init) != world.pid { problems.append("status pid \(String(describing: status.pid)) but process \(String(describing: world.pid))") }
-            if (status.state == .running || status.state == .stopping) != (world.pid != nil) {
+            if (status.state == .running || status.state == .stopping) && world.pid == nil {
+                problems.append("state \(status.state) but no process")
+            }
+            if world.pid != nil, ![.running, .stopping, .starting].contains(status.state) {
                 problems.append("state \(status.state) but process \(String(describing: world.pid))")
             }
-            if (status.state == .starting) != world.spawnPending {
+            if (status.state == .starting && status.pid == nil) != world.spawnPending {
                 problems.append("state \(status.state) but spawn pending \(world.spawnPending)")
             }
+            if status.ready != (status.state == .running) { problems.append("ready \(status.ready) in state \(status.state)") }
             if !world.wanted, world.pid == nil, !world.spawnPending, status.state != .stopped, status.state != .failed {
                 problems.append("not wanted and nothing running, but \(status.state)")
             }
@@ -630,11 +692,20 @@ extension [SignerMachine.Action] {
     static let seeds: [UInt64] = [1, 2, 3, 42, 0xC0FFEE, 0xDEADBEEF]
 
     static func configuration(seed: UInt64) -> SignerMachine.Configuration {
-        // Half the runs with liveness checks, and a small crash-loop limit so `failed` is reached.
+        // Half the runs with liveness checks, half with a health command, some of type
+        // notify, and a small crash-loop limit so `failed` is reached.
         var configuration = D.configuration(crashLoopLimit: 3 + Int(seed % 3),
                                             stopTimeout: .seconds(2),
                                             liveness: seed % 2 == 0 ? .seconds(10) : nil)
         configuration.stableAfter = .seconds(20)
+        configuration.startGrace = .seconds(10)
+        if seed % 3 == 0 { configuration.type = .notify }
+        if seed % 2 == 1 || seed == 42 {
+            var health = SignerMachine.HealthConfiguration()
+            health.retries = seed == 42 || seed == 3 ? 1 : 2
+            health.restartOnUnhealthy = seed != 42
+            configuration.health = health
+        }
         return configuration
     }
 
@@ -657,6 +728,8 @@ extension [SignerMachine.Action] {
         }
         #expect(seen == Set(SignerStatus.State.allCases))
         #expect(emitted == [.signerStarted, .signerExited, .signerRestarting, .signerFailed,
-                            .signerStopped, .signerHung])
+                            .signerStopped, .signerHung, .signerReady, .signerStatus, .signerStopping,
+                            .signerUnhealthy, .signerHealthy, .signerDown, .signerRestored])
     }
 }
+

@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import SoundscapeCore
 import Testing
 @testable import SoundscapeDaemon
 
@@ -42,5 +43,16 @@ import Testing
         let whole = Self.lines(input, reads: [input[...]], limit: 32)
         let pieces = Self.lines(input, reads: Self.split(input, seed: bytes[0]), limit: 32)
         #expect(whole == pieces)
+    }
+
+    /// The notify-message target's property: a status line, once cleaned, is clean. Cut at
+    /// 200 characters just after a space (form feeds removed before it), it kept that space.
+    @Test func aCleanedStatusLineIsClean() throws {
+        let bytes = try Self.fixture("notify-status-cut-after-space")
+        let status = try #require(SignerNotification(parsing: bytes.dropFirst())?.status)
+        let line = try #require(SignerStatus.line(status))
+        #expect(line == SignerStatus.line(line))
+        #expect(line.last?.isWhitespace == false)
+        #expect(line.count <= SignerStatus.maximumStatusLength)
     }
 }

@@ -236,7 +236,7 @@ struct PlayerTests {
     }
 
     @Test func pauseKeepsTheSignerHostAndARestartRestoresThePause() async throws {
-        let signer = SignerConfiguration(command: ["/bin/sh", "-c", "exec cat >/dev/null"])
+        let signer = SignerConfiguration(command: ["/bin/sh", "-c", "exec sleep infinity"])
         let harness = try H(signer: signer)
         try await harness.start()
         harness.output.report(.connected)
@@ -270,7 +270,7 @@ struct PlayerTests {
     }
 
     @Test func aRestoredPauseStartsTheSignerButNoSound() async throws {
-        let signer = SignerConfiguration(command: ["/bin/sh", "-c", "exec cat >/dev/null"])
+        let signer = SignerConfiguration(command: ["/bin/sh", "-c", "exec sleep infinity"])
         let harness = try H(saved: PersistedState(volume: 50, soundscape: "rain", wantsPlaying: false, paused: true),
                             signer: signer)
         try await harness.start()

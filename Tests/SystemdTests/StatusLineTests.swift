@@ -27,6 +27,9 @@ extension StatusLineTests {
         let running = SignerStatus(state: .running, pid: 123, restarts: 0, lastExit: nil)
         #expect(SystemdStatusLine.text(for: status(.playing, playing: true, signer: running))
             == "Playing ocean-waves at 50%; signer running (pid 123)")
+        let unhealthy = SignerStatus(state: .running, pid: 123, restarts: 2, lastExit: nil, health: .unhealthy)
+        #expect(SystemdStatusLine.text(for: status(.playing, playing: true, signer: unhealthy))
+            == "Playing ocean-waves at 50%; signer running, unhealthy (pid 123)")
         let stopped = SignerStatus(state: .stopped, pid: nil, restarts: 0, lastExit: nil)
         #expect(SystemdStatusLine.text(for: status(.stopped, signer: stopped)) == "Stopped (ocean-waves at 50% when played)")
     }

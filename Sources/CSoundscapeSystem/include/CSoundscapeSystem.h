@@ -6,7 +6,11 @@
 #include <spawn.h>
 #include <stdint.h>
 #include <sys/auxv.h>
+#include <sys/timerfd.h>
 #include <sys/types.h>
+
+/// `SCM_CREDENTIALS` (sys/socket.h defines it only with _GNU_SOURCE; checked in system.c).
+#define SCS_SCM_CREDENTIALS 2
 
 /// `pipe2` (close-on-exec set atomically, so no concurrent spawn can inherit the pipe).
 int scs_pipe2_cloexec(int fds[2]);
@@ -41,3 +45,17 @@ ssize_t scs_pread_nowait(int fd, void *buffer, size_t count, off_t offset);
 /// first non-zero return.
 int scs_each_loaded_object(int (*visit)(uintptr_t base, const Elf64_Phdr *headers, size_t count, void *context),
                            void *context);
+
+struct msghdr;
+struct cmsghdr;
+
+/// `CMSG_FIRSTHDR`, `CMSG_NXTHDR`, `CMSG_DATA`, `CMSG_SPACE` (macros Swift cannot import):
+/// walking the control messages `recvmsg` returned.
+struct cmsghdr *scs_cmsg_firsthdr(struct msghdr *message);
+struct cmsghdr *scs_cmsg_nxthdr(struct msghdr *message, struct cmsghdr *header);
+unsigned char *scs_cmsg_data(struct cmsghdr *header);
+size_t scs_cmsg_space(size_t length);
+
+/// `pidfd_open(pid, 0)` (by syscall: glibc 2.36's wrapper needs _GNU_SOURCE): a descriptor
+/// that polls readable once `pid` has exited, so a wait can have a deadline.
+int scs_pidfd_open(pid_t pid);

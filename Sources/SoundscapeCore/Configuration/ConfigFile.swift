@@ -10,6 +10,9 @@
 /// signer-liveness-timeout = 30
 /// signer-restart-delay = 1
 /// signer-crash-limit = 5
+/// signer-stdin = file:/home/me/.config/my-signer/passphrase
+/// signer-stop-signal = SIGINT
+/// signer-health-command = sh -c 'curl -fsS http://127.0.0.1:8002/api/status | jq -e .health.isConnected'
 /// interruption-roles = Communication, Phone
 /// voip-apps = linphone, zoom
 /// ```
@@ -28,6 +31,11 @@ public struct ConfigFile: Sendable, Equatable {
         public let line: Int
         public let message: String
         public var description: String { "line \(line): \(message)" }
+
+        public init(line: Int, message: String) {
+            self.line = line
+            self.message = message
+        }
     }
 
     public var signerCommand: [String]?
@@ -38,6 +46,16 @@ public struct ConfigFile: Sendable, Equatable {
     public var signerLivenessTimeout: Duration?
     public var signerRestartDelay: Duration?
     public var signerCrashLimit: Int?
+    public var signerStdin: SignerStdin?
+    public var signerStopSignal: SignerStopSignal?
+    public var signerType: SignerType?
+    public var signerRestartMaxDelay: Duration?
+    public var signerHealthCommand: [String]?
+    public var signerHealthInterval: Duration?
+    public var signerHealthTimeout: Duration?
+    public var signerHealthRetries: Int?
+    public var signerRestartOnUnhealthy: Bool?
+    public var signerStartGrace: Duration?
     /// `media.role` values that count as a call (comma-separated).
     public var interruptionRoles: Set<String>?
     /// Application names that count as VoIP apps (comma-separated).
@@ -54,6 +72,9 @@ public struct ConfigFile: Sendable, Equatable {
     public static let keys = [
         "signer-command", "signer-directory", "signer-env", "signer-keep-running",
         "signer-stop-timeout", "signer-liveness-timeout", "signer-restart-delay", "signer-crash-limit",
+        "signer-stdin", "signer-stop-signal", "signer-type", "signer-restart-max-delay", "signer-health-command",
+        "signer-health-interval", "signer-health-timeout", "signer-health-retries", "signer-restart-on-unhealthy",
+        "signer-start-grace",
         "interruption-roles", "voip-apps", "soundscapes-dir", "cache-size", "log-level",
     ]
 
@@ -66,7 +87,9 @@ public struct ConfigFile: Sendable, Equatable {
         Set(text.split(separator: ",").map { String($0.trimmingSpaces()) }.filter { !$0.isEmpty })
     }
 
-    public init(parsing text: String) throws(ParseError) {
+    /// `checkFile` is asked about a `signer-stdin = file:PATH` (nil: the file is fine, else
+    /// what is wrong with it); without one, files are not looked at (the parse stays pure).
+    public init(parsing text: String, checkFile: ((String) -> String?)? = nil) throws(ParseError) {
         var seen = Set<String>()
         // `\.isNewline`, not "\n": Swift reads CRLF as one Character that is not "\n".
         for (index, rawLine) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
@@ -87,14 +110,9 @@ public struct ConfigFile: Sendable, Equatable {
             func fail(_ message: String) -> ParseError { ParseError(line: number, message: message) }
             switch key {
             case "signer-command":
-                let words: [String]
-                do {
-                    words = try ShellWords.split(value)
-                } catch {
-                    throw fail("signer-command: \(error)")
-                }
-                guard !words.isEmpty else { throw fail("signer-command is empty") }
-                signerCommand = words
+                signerCommand = try Self.command(value, key: key, line: number)
+            case "signer-health-command":
+                signerHealthCommand = try Self.command(value, key: key, line: number)
             case "signer-directory":
                 guard value.hasPrefix("/") else { throw fail("signer-directory must be an absolute path") }
                 signerDirectory = value
@@ -109,11 +127,29 @@ public struct ConfigFile: Sendable, Equatable {
                 }
                 signerEnvironment[name] = String(value[value.index(after: split)...])
             case "signer-keep-running":
-                switch value.lowercased() {
-                case "true", "yes", "on", "1": signerKeepRunning = true
-                case "false", "no", "off", "0": signerKeepRunning = false
-                default: throw fail("signer-keep-running expects true or false, got '\(value)'")
+                signerKeepRunning = try Self.bool(value, key: key, line: number)
+            case "signer-restart-on-unhealthy":
+                signerRestartOnUnhealthy = try Self.bool(value, key: key, line: number)
+            case "signer-stdin":
+                let stdin = try Self.stdin(value, key: key, line: number)
+                if case .file(let path) = stdin, let problem = checkFile?(path) {
+                    throw fail("signer-stdin \(stdin): \(problem)")
                 }
+                signerStdin = stdin
+            case "signer-stop-signal":
+                signerStopSignal = try Self.stopSignal(value, key: key, line: number)
+            case "signer-type":
+                signerType = try Self.signerType(value, key: key, line: number)
+            case "signer-restart-max-delay":
+                signerRestartMaxDelay = try Self.seconds(value, key: key, line: number)
+            case "signer-health-interval":
+                signerHealthInterval = try Self.seconds(value, key: key, line: number)
+            case "signer-health-timeout":
+                signerHealthTimeout = try Self.seconds(value, key: key, line: number)
+            case "signer-health-retries":
+                signerHealthRetries = try Self.healthRetries(value, key: key, line: number)
+            case "signer-start-grace":
+                signerStartGrace = try Self.seconds(value, key: key, line: number)
             case "signer-stop-timeout":
                 signerStopTimeout = try Self.seconds(value, key: key, line: number)
             case "signer-liveness-timeout":
@@ -138,10 +174,7 @@ public struct ConfigFile: Sendable, Equatable {
                 }
                 logLevel = value
             case "signer-crash-limit":
-                guard let limit = Int(value), (1...1000).contains(limit) else {
-                    throw fail("signer-crash-limit expects a whole number from 1 to 1000, got '\(value)'")
-                }
-                signerCrashLimit = limit
+                signerCrashLimit = try Self.crashLimit(value, key: key, line: number)
             default:
                 break
             }
@@ -168,6 +201,68 @@ public struct ConfigFile: Sendable, Equatable {
             index = next
         }
         return result
+    }
+
+    /// `signer-crash-limit`: 0 never gives up.
+    static let crashLimitRange = 0...1000
+    static let healthRetryRange = 1...100
+
+    /// A command split into words like a shell would (no shell runs); never empty.
+    public static func command(_ text: String, key: String, line: Int) throws(ParseError) -> [String] {
+        let words: [String]
+        do {
+            words = try ShellWords.split(text)
+        } catch {
+            throw ParseError(line: line, message: "\(key): \(error)")
+        }
+        guard !words.isEmpty else { throw ParseError(line: line, message: "\(key) is empty") }
+        return words
+    }
+
+    /// true, yes, on, 1 or false, no, off, 0.
+    public static func bool(_ text: String, key: String, line: Int) throws(ParseError) -> Bool {
+        switch text.lowercased() {
+        case "true", "yes", "on", "1": return true
+        case "false", "no", "off", "0": return false
+        default: throw ParseError(line: line, message: "\(key) expects true or false, got '\(text)'")
+        }
+    }
+
+    public static func crashLimit(_ text: String, key: String, line: Int) throws(ParseError) -> Int {
+        try count(text, key: key, line: line, in: crashLimitRange)
+    }
+
+    public static func healthRetries(_ text: String, key: String, line: Int) throws(ParseError) -> Int {
+        try count(text, key: key, line: line, in: healthRetryRange)
+    }
+
+    /// A whole number within `range`.
+    public static func count(_ text: String, key: String, line: Int, in range: ClosedRange<Int>) throws(ParseError) -> Int {
+        guard text.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let value = Int(text), range.contains(value) else {
+            throw ParseError(line: line, message: "\(key) expects a whole number from \(range.lowerBound) to \(range.upperBound), got '\(text)'")
+        }
+        return value
+    }
+
+    public static func stdin(_ text: String, key: String, line: Int) throws(ParseError) -> SignerStdin {
+        try value(SignerStdin(parsing: text), line: line, else: "\(key) expects \(SignerStdin.syntax), got '\(text)'")
+    }
+
+    public static func stopSignal(_ text: String, key: String, line: Int) throws(ParseError) -> SignerStopSignal {
+        try value(SignerStopSignal(parsing: text), line: line,
+                  else: "\(key): unknown signal '\(text)' (expected \(SignerStopSignal.syntax))")
+    }
+
+    public static func signerType(_ text: String, key: String, line: Int) throws(ParseError) -> SignerType {
+        try value(SignerType(rawValue: text), line: line, else: "\(key) expects simple or notify, got '\(text)'")
+    }
+
+    /// `parsed`, or the error `message` on `line`.
+    private static func value<Value>(_ parsed: Value?, line: Int, else message: @autoclosure () -> String)
+        throws(ParseError) -> Value
+    {
+        guard let parsed else { throw ParseError(line: line, message: message()) }
+        return parsed
     }
 
     /// Seconds as a plain positive decimal (`5`, `0.5`), at least a millisecond and at most a day.

@@ -48,8 +48,23 @@ public enum EventReason: String, Sendable, Codable, CaseIterable {
     case signerFailed
     /// The signer host was stopped on purpose.
     case signerStopped
-    /// The signer host stopped sending heartbeats and is being restarted.
+    /// The signer host stopped sending heartbeats (or `WATCHDOG=1`) and is being restarted.
     case signerHung
+    /// A `signer-type = notify` signer sent `READY=1`: it is running.
+    case signerReady
+    /// The signer's status line changed (message: the line); at most one a second.
+    case signerStatus
+    /// The signer sent `STOPPING=1`: it is shutting down by itself.
+    case signerStopping
+    /// The health command failed `signer-health-retries` times in a row (message: why).
+    case signerUnhealthy
+    /// The health command passed again after `signerUnhealthy`.
+    case signerHealthy
+    /// Signing is down while the keep-alive wants it: failed, hung, unhealthy, or not
+    /// running and ready for longer than `signer-start-grace` (message: why).
+    case signerDown
+    /// The signer is up again after `signerDown`.
+    case signerRestored
     /// A preference was set (message: which; GetPreferences has their values).
     case preferencesChanged
     /// Not a change: the first message of a subscription, carrying the current

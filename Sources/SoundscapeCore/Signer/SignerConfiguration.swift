@@ -7,14 +7,26 @@ public struct SignerConfiguration: Sendable, Equatable {
     public var environment: [String: String]
     /// Keep the signer running while audio is stopped (it still starts on the first `play`).
     public var keepRunningWhenStopped: Bool
-    /// SIGTERM, then SIGKILL to the whole process group after this long.
+    /// What its standard input is (default: /dev/null, as systemd gives a service).
+    public var stdin: SignerStdin = .null
+    /// Sent to the whole process group first; SIGKILL follows after `stopTimeout`.
+    public var stopSignal: SignerStopSignal = .term
+    /// The stop signal, then SIGKILL to the whole process group after this long.
     public var stopTimeout: Duration
-    /// If set, the signer must print a `heartbeat` line at least this often, or it is treated as hung.
+    /// If set, the signer must print a `heartbeat` line (or send `WATCHDOG=1`) at least
+    /// this often, or it is treated as hung.
     public var livenessTimeout: Duration?
-    /// First restart delay; it doubles per quick failure up to 60 s.
+    /// `simple`: ready once spawned; `notify`: ready once it sends `READY=1`.
+    public var type: SignerType = .simple
+    /// First restart delay; it doubles per quick failure up to `restartMaximumDelay`.
     public var restartDelay: Duration = .seconds(1)
-    /// Quick failures in a row before giving up until the next `play`.
+    public var restartMaximumDelay: Duration = .seconds(60)
+    /// Quick failures in a row before giving up until the next `play`; 0 never gives up.
     public var crashLoopLimit = 5
+    /// A command whose exit status says whether the signer signs; nil: none.
+    public var healthCheck: SignerHealthCheck?
+    /// How long the signer may be not running-and-ready before it counts as down.
+    public var startGrace: Duration = .seconds(10)
 
     public init(command: [String], workingDirectory: String? = nil, environment: [String: String] = [:],
                 keepRunningWhenStopped: Bool = false, stopTimeout: Duration = .seconds(5),
@@ -26,4 +38,104 @@ public struct SignerConfiguration: Sendable, Equatable {
         self.stopTimeout = stopTimeout
         self.livenessTimeout = livenessTimeout
     }
+}
+
+/// `signer-health-command` and its timing.
+public struct SignerHealthCheck: Sendable, Equatable {
+    /// Program and arguments, split like `signer-command`.
+    public var command: [String]
+    /// From the end of one probe to the start of the next.
+    public var interval: Duration = .seconds(10)
+    /// A probe still running this long is killed with its process group, and has failed.
+    public var timeout: Duration = .seconds(5)
+    /// Failures in a row that make the signer unhealthy.
+    public var retries = 3
+    /// Stop and restart an unhealthy signer (with backoff), as a hung one is.
+    public var restartOnUnhealthy = true
+
+    public init(command: [String]) {
+        self.command = command
+    }
+}
+
+/// `signer-stdin`: what the signer reads on its standard input.
+public enum SignerStdin: Sendable, Equatable, CustomStringConvertible {
+    /// Every event as a JSON line (a signer written for soundscaped).
+    case events
+    /// /dev/null: end of file at once, as systemd's `StandardInput=null`.
+    case null
+    /// The file's bytes, then end of file (a passphrase file). Refused unless it is a
+    /// regular file owned by the user with no group or other access.
+    case file(String)
+
+    public static let syntax = "events, null or file:PATH (an absolute path)"
+
+    /// `events`, `null` or `file:/absolute/path`; nil for anything else.
+    public init?(parsing text: String) {
+        switch text {
+        case "events": self = .events
+        case "null": self = .null
+        default:
+            guard text.hasPrefix("file:") else { return nil }
+            let path = String(text.dropFirst("file:".count))
+            guard path.hasPrefix("/"), path.count > 1 else { return nil }
+            self = .file(path)
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .events: "events"
+        case .null: "null"
+        case .file(let path): "file:\(path)"
+        }
+    }
+
+    /// What is wrong with a stdin file, from `stat` of it (nil: nothing). The file holds a
+    /// secret: anyone who could change it could feed the signer, anyone who could read it
+    /// could take the passphrase.
+    public static func fileProblem(isRegular: Bool, owner: UInt32, mode: UInt32, user: UInt32) -> String? {
+        guard isRegular else { return "it is not a regular file" }
+        guard owner == user else { return "it is owned by uid \(owner), not by the user running soundscaped (uid \(user))" }
+        let access = mode & 0o077
+        guard access == 0 else {
+            let permissions = String(mode & 0o777, radix: 8)
+            return "its group or others have access (mode \(String(repeating: "0", count: max(0, 4 - permissions.count)) + permissions)); chmod 600 it"
+        }
+        return nil
+    }
+}
+
+/// `signer-stop-signal`: the signal that asks the signer to stop. Linux's numbers (the
+/// same on every architecture Debian ships soundscaped for).
+public enum SignerStopSignal: String, Sendable, Equatable, CaseIterable {
+    case term = "SIGTERM", int = "SIGINT", hup = "SIGHUP", quit = "SIGQUIT", usr1 = "SIGUSR1", usr2 = "SIGUSR2"
+
+    public var number: Int32 {
+        switch self {
+        case .term: 15
+        case .int: 2
+        case .hup: 1
+        case .quit: 3
+        case .usr1: 10
+        case .usr2: 12
+        }
+    }
+
+    /// `SIGINT`, `INT`, `sigint` or `int`.
+    public init?(parsing text: String) {
+        let upper = text.uppercased()
+        guard let signal = Self(rawValue: upper.hasPrefix("SIG") ? upper : "SIG" + upper) else { return nil }
+        self = signal
+    }
+
+    public static let syntax = "SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1 or SIGUSR2 (the SIG prefix is optional)"
+}
+
+/// `signer-type`, as systemd's `Type=` for these two.
+public enum SignerType: String, Sendable, Equatable, CaseIterable {
+    /// Running (and ready) once spawned.
+    case simple
+    /// Starting until it sends `READY=1` on `$NOTIFY_SOCKET`.
+    case notify
 }

@@ -1,52 +1,34 @@
 /// Decides what happens to the signer host, like an init system would: start
 /// it while wanted, restart it with exponential backoff when it exits, give up
-/// after a crash loop, stop it with SIGTERM then SIGKILL, and treat a silent
-/// one as hung.
+/// after a crash loop (unless told never to), stop it with its stop signal then
+/// SIGKILL, treat a silent one as hung, follow what it says in the `sd_notify`
+/// protocol, run its health command, and say whether signing is down.
 ///
-/// Pure: process facts and `now` go in, actions come out; backoff timing is
-/// tested with made-up instants.
+/// Pure: process facts and `now` go in, actions come out; timing is tested with
+/// made-up instants. Its parts: `SignerHealth` (the health command's schedule and
+/// verdict), `SignerStatusLine` (the signer's own words) and `SignerDownVerdict`
+/// (the down verdict the sound follows).
 public struct SignerMachine: Sendable {
-    public struct Configuration: Sendable, Equatable {
-        public var backoffInitial: Duration = .seconds(1)
-        public var backoffMaximum: Duration = .seconds(60)
-        /// An instance that stayed up this long resets the backoff and the crash-loop count.
-        public var stableAfter: Duration = .seconds(30)
-        /// Failures in a row (each quicker than `stableAfter`) before giving up until the next `play`.
-        public var crashLoopLimit = 5
-        public var stopTimeout: Duration = .seconds(5)
-        public var livenessTimeout: Duration?
-
-        public init() {}
-    }
-
-    public enum Input: Sendable, Equatable {
-        case setWanted(Bool)
-        /// The user pressed play: a failed signer gets a fresh start.
-        case resetFailure
-        case spawned(pid: Int32)
-        case spawnFailed(String)
-        case exited(ExitReason)
-        /// A `heartbeat` line on the signer's stdout.
-        case heartbeat
-        case tick
-    }
-
-    public enum Action: Sendable, Equatable {
-        case spawn
-        /// SIGTERM to the instance's whole process group.
-        case terminate
-        /// SIGKILL to the instance's whole process group.
-        case kill
-        case scheduleTick(at: ContinuousClock.Instant)
-        case emit(EventReason, message: String?)
+    /// A running instance, as far as the machine knows it.
+    struct Instance: Sendable, Equatable {
+        var pid: Int32
+        var since: ContinuousClock.Instant
+        var lastHeartbeat: ContinuousClock.Instant
+        var ready: Bool
+        /// It sent `STOPPING=1`.
+        var stopping = false
+        /// Its last `ERRNO=`.
+        var errno: Int32?
+        /// A health probe passed while it ran.
+        var passed = false
     }
 
     enum Phase: Sendable, Equatable {
         case idle
         case starting
-        case running(pid: Int32, since: ContinuousClock.Instant, lastHeartbeat: ContinuousClock.Instant)
+        case running(Instance)
         /// `killAt` is nil once SIGKILL went out; `restart` says what follows the exit.
-        case stopping(pid: Int32, since: ContinuousClock.Instant, killAt: ContinuousClock.Instant?, restart: Restart)
+        case stopping(Instance, killAt: ContinuousClock.Instant?, restart: Restart)
         case waiting(until: ContinuousClock.Instant)
         case failed
     }
@@ -54,8 +36,9 @@ public struct SignerMachine: Sendable {
     enum Restart: Sendable, Equatable {
         /// Stopped on purpose: nothing follows (unless wanted again meanwhile).
         case none
-        /// Stopped because it hung: the exit counts as a failure.
-        case afterFailure
+        /// Stopped because it hung or was unhealthy: the exit counts as a failure, a
+        /// quick one (whatever its uptime) when it never proved healthy.
+        case afterFailure(quick: Bool)
     }
 
     /// Timing and limits; `reconfigure` (a reload) changes them.
@@ -66,29 +49,57 @@ public struct SignerMachine: Sendable {
     private var consecutiveFailures = 0
     private var restarts = 0
     private var lastExit: String?
+    private var health: SignerHealth
+    private var statusLine: SignerStatusLine
+    private var verdict: SignerDownVerdict
+    /// Ticks asked for and not yet past: the same deadline is asked for once.
+    private var scheduled: Set<ContinuousClock.Instant> = []
+    /// The liveness deadline a tick is asked for: heartbeats move the deadline, not the tick.
+    private var livenessTickAt: ContinuousClock.Instant?
 
     public init(configuration: Configuration) {
         self.configuration = configuration
         backoff = Backoff(initial: configuration.backoffInitial, maximum: configuration.backoffMaximum)
+        health = SignerHealth(check: configuration.health)
+        statusLine = SignerStatusLine(interval: configuration.statusEventInterval)
+        verdict = SignerDownVerdict(grace: configuration.startGrace)
     }
 
     /// New timing and limits (a reload): they apply from the next decision; the
     /// backoff starts again from the new first delay.
-    public mutating func reconfigure(_ configuration: Configuration) {
+    public mutating func reconfigure(_ configuration: Configuration, now: ContinuousClock.Instant) -> [Action] {
         self.configuration = configuration
         backoff = Backoff(initial: configuration.backoffInitial, maximum: configuration.backoffMaximum)
+        verdict.grace = configuration.startGrace
+        var actions = health.reconfigure(configuration.health, now: now)
+        if case .running(let instance) = phase {
+            livenessTickAt = nil
+            actions += scheduleLiveness(instance)
+        }
+        return finish(actions + reconcile(now: now), now: now)
     }
 
     public var status: SignerStatus {
+        var status: SignerStatus
         switch phase {
-        case .idle: SignerStatus(state: .stopped, pid: nil, restarts: restarts, lastExit: lastExit)
-        case .starting: SignerStatus(state: .starting, pid: nil, restarts: restarts, lastExit: lastExit)
-        case .running(let pid, _, _): SignerStatus(state: .running, pid: Int(pid), restarts: restarts, lastExit: lastExit)
-        case .stopping(let pid, _, _, _): SignerStatus(state: .stopping, pid: Int(pid), restarts: restarts, lastExit: lastExit)
-        case .waiting: SignerStatus(state: .restarting, pid: nil, restarts: restarts, lastExit: lastExit)
-        case .failed: SignerStatus(state: .failed, pid: nil, restarts: restarts, lastExit: lastExit)
+        case .idle: status = SignerStatus(state: .stopped, pid: nil, restarts: restarts, lastExit: lastExit)
+        case .starting: status = SignerStatus(state: .starting, pid: nil, restarts: restarts, lastExit: lastExit)
+        case .running(let instance):
+            let state: SignerStatus.State = instance.ready ? .running : instance.stopping ? .stopping : .starting
+            status = SignerStatus(state: state, pid: Int(instance.pid), restarts: restarts, lastExit: lastExit,
+                                  ready: instance.ready)
+        case .stopping(let instance, _, _):
+            status = SignerStatus(state: .stopping, pid: Int(instance.pid), restarts: restarts, lastExit: lastExit)
+        case .waiting: status = SignerStatus(state: .restarting, pid: nil, restarts: restarts, lastExit: lastExit)
+        case .failed: status = SignerStatus(state: .failed, pid: nil, restarts: restarts, lastExit: lastExit)
         }
+        status.health = health.state
+        status.status = statusLine.line
+        return status
     }
+
+    /// Signing is down (see `SignerDownVerdict`).
+    public var isDown: Bool { verdict.down }
 
     public mutating func handle(_ input: Input, now: ContinuousClock.Instant) -> [Action] {
         var actions: [Action] = []
@@ -102,9 +113,12 @@ public struct SignerMachine: Sendable {
             startSession()
 
         case .spawned(let pid):
-            phase = .running(pid: pid, since: now, lastHeartbeat: now)
+            let instance = Instance(pid: pid, since: now, lastHeartbeat: now, ready: configuration.type == .simple)
+            phase = .running(instance)
+            livenessTickAt = nil
             actions.append(.emit(.signerStarted, message: "pid \(pid)"))
-            if let liveness = configuration.livenessTimeout { actions.append(.scheduleTick(at: now + liveness)) }
+            actions += scheduleLiveness(instance)
+            actions += health.instanceStarted(now: now)
 
         case .spawnFailed(let reason):
             lastExit = "could not start: \(reason)"
@@ -112,48 +126,147 @@ public struct SignerMachine: Sendable {
             actions += failed(now: now, uptime: .zero)
 
         case .exited(let reason):
-            lastExit = reason.description
-            switch phase {
-            case .stopping(_, let since, _, .afterFailure):
-                actions.append(.emit(.signerExited, message: lastExit))
-                actions += failed(now: now, uptime: now - since)
-            case .stopping:
-                phase = .idle
-                actions.append(.emit(.signerStopped, message: lastExit))
-            case .running(_, let since, _):
-                actions.append(.emit(.signerExited, message: lastExit))
-                actions += wanted ? failed(now: now, uptime: now - since) : []
-                if !wanted { phase = .idle }
-            default:
-                break
-            }
+            actions += exited(reason, now: now)
 
         case .heartbeat:
-            if case .running(let pid, let since, _) = phase {
-                phase = .running(pid: pid, since: since, lastHeartbeat: now)
-                if let liveness = configuration.livenessTimeout { actions.append(.scheduleTick(at: now + liveness)) }
+            heartbeat(now: now)
+
+        case .notify(let notification):
+            actions += notified(notification, now: now)
+
+        case .probeFinished(let result):
+            actions += probed(result, now: now)
+
+        case .resumed:
+            // The signer was frozen too: its silence while asleep is no hang. Its relays,
+            // though, are likely gone: ask the health command now, not an interval later.
+            if case .running(var instance) = phase {
+                instance.lastHeartbeat = now
+                phase = .running(instance)
             }
+            actions += health.probeNow(now: now)
 
         case .tick:
-            switch phase {
-            case .stopping(let pid, let since, let killAt?, let restart) where now >= killAt:
-                phase = .stopping(pid: pid, since: since, killAt: nil, restart: restart)
-                actions.append(.kill)
-            case .waiting(let until) where now >= until:
-                phase = .idle
-            case .running(let pid, let since, let lastHeartbeat):
-                if let liveness = configuration.livenessTimeout, now - lastHeartbeat >= liveness {
-                    actions.append(.emit(.signerHung, message: "no heartbeat for \(Self.seconds(now - lastHeartbeat)) s"))
-                    let killAt = now + configuration.stopTimeout
-                    phase = .stopping(pid: pid, since: since, killAt: killAt, restart: .afterFailure)
-                    actions += [.terminate, .scheduleTick(at: killAt)]
-                }
-            default:
-                break
+            scheduled = scheduled.filter { $0 > now }
+            actions += tick(now: now)
+        }
+        return finish(actions + reconcile(now: now), now: now)
+    }
+
+    // MARK: Inputs
+
+    private mutating func exited(_ reason: ExitReason, now: ContinuousClock.Instant) -> [Action] {
+        var actions: [Action] = []
+        lastExit = reason.description
+        let instance: Instance? = switch phase {
+        case .running(let instance), .stopping(let instance, _, _): instance
+        default: nil
+        }
+        if let errno = instance?.errno { lastExit! += " (it reported errno \(errno))" }
+        health.instanceEnded()
+        switch phase {
+        case .stopping(let instance, _, .afterFailure(let quick)):
+            actions.append(.emit(.signerExited, message: lastExit))
+            actions += failed(now: now, uptime: quick ? .zero : now - instance.since)
+        case .stopping:
+            phase = .idle
+            actions.append(.emit(.signerStopped, message: lastExit))
+        case .running(let instance):
+            actions.append(.emit(.signerExited, message: lastExit))
+            actions += wanted ? failed(now: now, uptime: now - instance.since) : []
+            if !wanted { phase = .idle }
+        default:
+            break
+        }
+        return actions
+    }
+
+    private mutating func heartbeat(now: ContinuousClock.Instant) {
+        guard case .running(var instance) = phase else { return }
+        instance.lastHeartbeat = now
+        phase = .running(instance)
+    }
+
+    private mutating func notified(_ notification: SignerNotification, now: ContinuousClock.Instant) -> [Action] {
+        var actions: [Action] = []
+        switch phase {
+        case .running(var instance):
+            if let errno = notification.errno { instance.errno = errno }
+            if notification.watchdog { instance.lastHeartbeat = now }
+            if notification.stopping, !instance.stopping {
+                instance.stopping = true
+                instance.ready = false
+                actions.append(.emit(.signerStopping, message: nil))
+            }
+            if notification.ready, !instance.ready {
+                instance.ready = true
+                instance.stopping = false
+                actions.append(.emit(.signerReady, message: nil))
+            }
+            phase = .running(instance)
+            if let text = notification.status { actions += statusLine.set(text, now: now) }
+            if notification.watchdogTrigger {
+                actions += stopFailed(instance, now: now, quick: false, news: (.signerHung, "it sent WATCHDOG=trigger"))
+            }
+        case .stopping(var instance, let killAt, let restart):
+            if let errno = notification.errno { instance.errno = errno }
+            phase = .stopping(instance, killAt: killAt, restart: restart)
+            if let text = notification.status { actions += statusLine.set(text, now: now) }
+        default:
+            break
+        }
+        return actions
+    }
+
+    private mutating func probed(_ result: SignerProbeResult, now: ContinuousClock.Instant) -> [Action] {
+        var (actions, outcome) = health.finished(result, now: now)
+        switch outcome {
+        case .none, .failed:
+            break
+        case .passed(let output, let recovered):
+            verdict.proven()
+            if case .running(var instance) = phase {
+                instance.passed = true
+                phase = .running(instance)
+            }
+            if let output { actions += statusLine.set(output, now: now) }
+            if recovered { actions.append(.emit(.signerHealthy, message: nil)) }
+        case .unhealthy(let reason, let count, let restart, let news):
+            let message = "\(count) failed health check\(count == 1 ? "" : "s") in a row: \(reason)"
+            if restart, case .running(let instance) = phase {
+                actions += stopFailed(instance, now: now, quick: !instance.passed,
+                                      news: news ? (.signerUnhealthy, message) : nil)
+            } else if news {
+                actions.append(.emit(.signerUnhealthy, message: message))
             }
         }
-        return actions + reconcile(now: now)
+        return actions
     }
+
+    private mutating func tick(now: ContinuousClock.Instant) -> [Action] {
+        var actions = statusLine.tick(now: now)
+        switch phase {
+        case .stopping(let instance, let killAt?, let restart) where now >= killAt:
+            phase = .stopping(instance, killAt: nil, restart: restart)
+            actions.append(.kill)
+        case .waiting(let until) where now >= until:
+            phase = .idle
+        case .running(let instance):
+            if let liveness = configuration.livenessTimeout, now - instance.lastHeartbeat >= liveness {
+                let silence = "no heartbeat for \(Self.seconds(now - instance.lastHeartbeat)) s"
+                actions += stopFailed(instance, now: now, quick: false, news: (.signerHung, silence))
+            } else {
+                if let due = livenessTickAt, now >= due { livenessTickAt = nil }
+                actions += scheduleLiveness(instance)
+                actions += health.tick(now: now)
+            }
+        default:
+            break
+        }
+        return actions
+    }
+
+    // MARK: Lifecycle
 
     /// A new session (play after stop, or a retry after `failed`): counters start afresh.
     private mutating func startSession() {
@@ -161,6 +274,19 @@ public struct SignerMachine: Sendable {
         restarts = 0
         backoff.reset()
         if phase == .failed { phase = .idle }
+    }
+
+    /// Hung or unhealthy: the stop signal, SIGKILL after the stop timeout, and a restart
+    /// with backoff once it has exited.
+    private mutating func stopFailed(_ instance: Instance, now: ContinuousClock.Instant, quick: Bool,
+                                     news: (EventReason, String)?) -> [Action] {
+        if news?.0 == .signerHung { verdict.hangDetected() }
+        let killAt = now + configuration.stopTimeout
+        phase = .stopping(instance, killAt: killAt, restart: .afterFailure(quick: quick))
+        health.instanceEnded()
+        var actions: [Action] = news.map { [.emit($0.0, message: $0.1)] } ?? []
+        actions += [.terminate(configuration.stopSignal), .scheduleTick(at: killAt)]
+        return actions
     }
 
     /// After an unwanted exit: back off and retry, or give up after a crash loop.
@@ -174,7 +300,7 @@ public struct SignerMachine: Sendable {
             backoff.reset()
         }
         consecutiveFailures += 1
-        if consecutiveFailures >= configuration.crashLoopLimit {
+        if configuration.crashLoopLimit > 0, consecutiveFailures >= configuration.crashLoopLimit {
             phase = .failed
             return [.emit(.signerFailed, message: "\(consecutiveFailures) failures in a row; not restarting until the next play")]
         }
@@ -184,17 +310,27 @@ public struct SignerMachine: Sendable {
         return [.emit(.signerRestarting, message: "restarting in \(Self.seconds(delay)) s"), .scheduleTick(at: now + delay)]
     }
 
+    /// One tick per liveness deadline: heartbeats only move the deadline, and the tick
+    /// that finds it moved asks for the next, so a flood of pings costs no timers.
+    private mutating func scheduleLiveness(_ instance: Instance) -> [Action] {
+        guard let liveness = configuration.livenessTimeout, livenessTickAt == nil else { return [] }
+        let due = instance.lastHeartbeat + liveness
+        livenessTickAt = due
+        return [.scheduleTick(at: due)]
+    }
+
     private mutating func reconcile(now: ContinuousClock.Instant) -> [Action] {
         switch (wanted, phase) {
         case (true, .idle):
             phase = .starting
             return [.spawn]
-        case (false, .running(let pid, let since, _)):
+        case (false, .running(let instance)):
             let killAt = now + configuration.stopTimeout
-            phase = .stopping(pid: pid, since: since, killAt: killAt, restart: .none)
-            return [.terminate, .scheduleTick(at: killAt)]
-        case (false, .stopping(let pid, let since, let killAt, .afterFailure)):
-            phase = .stopping(pid: pid, since: since, killAt: killAt, restart: .none)
+            phase = .stopping(instance, killAt: killAt, restart: .none)
+            health.instanceEnded()
+            return [.terminate(configuration.stopSignal), .scheduleTick(at: killAt)]
+        case (false, .stopping(let instance, let killAt, .afterFailure)):
+            phase = .stopping(instance, killAt: killAt, restart: .none)
             return []
         case (false, .waiting):
             phase = .idle
@@ -207,7 +343,20 @@ public struct SignerMachine: Sendable {
         }
     }
 
-    private static func seconds(_ duration: Duration) -> String {
+    /// The verdict after every input, and each deadline asked for once.
+    private mutating func finish(_ actions: [Action], now: ContinuousClock.Instant) -> [Action] {
+        if !wanted, phase == .idle { health.sessionEnded() }
+        let up: Bool = if case .running(let instance) = phase { instance.ready } else { false }
+        let facts = SignerDownVerdict.Facts(wanted: wanted, failed: phase == .failed, up: up,
+                                             unhealthy: health.state == .unhealthy,
+                                             healthChecked: configuration.health != nil)
+        return (actions + verdict.evaluate(facts, now: now)).filter { action in
+            guard case .scheduleTick(let at) = action else { return true }
+            return scheduled.insert(at).inserted
+        }
+    }
+
+    public static func seconds(_ duration: Duration) -> String {
         let (seconds, attoseconds) = duration.components
         let tenths = attoseconds / 100_000_000_000_000_000
         return tenths == 0 ? "\(seconds)" : "\(seconds).\(tenths)"

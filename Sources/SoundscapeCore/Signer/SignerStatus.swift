@@ -22,6 +22,11 @@ public struct SignerStatus: Sendable, Equatable, Codable {
         case stopped, starting, running, stopping, restarting, failed
     }
 
+    /// What the health command last said (`unknown` without one, or before its first verdict).
+    public enum Health: String, Sendable, Codable, CaseIterable {
+        case unknown, healthy, unhealthy
+    }
+
     public var state: State
     public var pid: Int?
     /// Restarts since the session began (the last `play` after a stop).
@@ -30,17 +35,58 @@ public struct SignerStatus: Sendable, Equatable, Codable {
     public var lastExit: String?
     /// What to call it in messages: its program's name (the daemon fills it in).
     public var name: String?
+    public var health: Health
+    /// Running and, for `signer-type = notify`, it has sent `READY=1`.
+    public var ready: Bool
+    /// Its own words: the last `STATUS=` it sent or the first line a passing health
+    /// command printed (one line, at most `maximumStatusLength` characters).
+    public var status: String?
 
-    public init(state: State, pid: Int?, restarts: Int, lastExit: String?) {
+    public static let maximumStatusLength = 200
+
+    /// `ready` defaults to whether it runs: a `simple` signer is ready once spawned.
+    public init(state: State, pid: Int?, restarts: Int, lastExit: String?, health: Health = .unknown,
+                ready: Bool? = nil, status: String? = nil) {
         self.state = state
         self.pid = pid
         self.restarts = restarts
         self.lastExit = lastExit
+        self.health = health
+        self.ready = ready ?? (state == .running)
+        self.status = status
     }
 
-    private enum CodingKeys: String, CodingKey { case state, pid, restarts, lastExit, name }
+    /// One line of text from the signer as status shows it: control characters (line
+    /// breaks, escapes, NULs) removed, spaces trimmed, at most `maximumStatusLength`
+    /// characters; nil when nothing is left.
+    public static func line(_ text: some StringProtocol) -> String? {
+        var line = ""
+        for scalar in text.unicodeScalars where scalar.properties.generalCategory != .control {
+            line.unicodeScalars.append(scalar)
+        }
+        // Cut, then trimmed again: a cut right after a space must not leave it at the end
+        // (a finding of Fuzz/ notify-message: cleaning a clean line changed it).
+        let trimmed = line.trimmingSpaces().prefix(maximumStatusLength).trimmingSpaces()
+        guard !trimmed.isEmpty else { return nil }
+        return String(trimmed)
+    }
 
-    /// `pid` and `lastExit` are written as explicit nulls, like `route`.
+    private enum CodingKeys: String, CodingKey { case state, pid, restarts, lastExit, name, health, ready, status }
+
+    /// Fields a daemon before health checks did not send take their defaults.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        state = try container.decode(State.self, forKey: .state)
+        pid = try container.decodeIfPresent(Int.self, forKey: .pid)
+        restarts = try container.decode(Int.self, forKey: .restarts)
+        lastExit = try container.decodeIfPresent(String.self, forKey: .lastExit)
+        name = try container.decodeIfPresent(String.self, forKey: .name)
+        health = try container.decodeIfPresent(Health.self, forKey: .health) ?? .unknown
+        ready = try container.decodeIfPresent(Bool.self, forKey: .ready) ?? (state == .running)
+        status = try container.decodeIfPresent(String.self, forKey: .status)
+    }
+
+    /// `pid`, `lastExit` and `status` are written as explicit nulls, like `route`.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(state, forKey: .state)
@@ -48,5 +94,8 @@ public struct SignerStatus: Sendable, Equatable, Codable {
         try container.encode(restarts, forKey: .restarts)
         try container.encode(lastExit, forKey: .lastExit)
         try container.encodeIfPresent(name, forKey: .name)
+        try container.encode(health, forKey: .health)
+        try container.encode(ready, forKey: .ready)
+        try container.encode(status, forKey: .status)
     }
 }

@@ -23,7 +23,17 @@ public struct CommandLineOptions: Sendable {
     public var signerStopTimeout: String?
     public var signerLivenessTimeout: String?
     public var signerRestartDelay: String?
-    public var signerCrashLimit: Int?
+    public var signerCrashLimit: String?
+    public var signerStdin: String?
+    public var signerStopSignal: String?
+    public var signerType: String?
+    public var signerRestartMaxDelay: String?
+    public var signerHealthCommand: String?
+    public var signerHealthInterval: String?
+    public var signerHealthTimeout: String?
+    public var signerHealthRetries: String?
+    public var signerRestartOnUnhealthy: String?
+    public var signerStartGrace: String?
     public var interruptionRoles: String?
     public var voipApplications: String?
     public var keepStartupPages = false
@@ -115,7 +125,7 @@ public struct DaemonSettings: Sendable {
             return (ConfigFile(), nil)
         }
         do {
-            return (try ConfigFile(parsing: text), path)
+            return (try ConfigFile(parsing: text, checkFile: StdinFile.problem), path)
         } catch {
             throw ConfigurationError("\(path): \(error)")
         }
@@ -125,50 +135,90 @@ public struct DaemonSettings: Sendable {
     private static func signer(_ commandLine: CommandLineOptions, file: ConfigFile) throws(ConfigurationError)
         -> SignerConfiguration?
     {
-        var command = file.signerCommand
-        if let signerCommand = commandLine.signerCommand {
-            do {
-                command = try ShellWords.split(signerCommand)
-            } catch {
-                throw ConfigurationError("--signer-command: \(error)")
-            }
-            guard command?.isEmpty == false else { throw ConfigurationError("--signer-command is empty") }
+        do {
+            return try signerConfiguration(commandLine, file: file)
+        } catch {
+            throw ConfigurationError(error.message)
         }
-        guard let command else { return nil }
+    }
+
+    /// A flag's value parsed as the file's would be, its errors naming the flag.
+    private static func flag<Value>(_ text: String?, _ name: String,
+                                    _ parse: (String, String, Int) throws(ConfigFile.ParseError) -> Value)
+        throws(ConfigFile.ParseError) -> Value?
+    {
+        guard let text else { return nil }
+        return try parse(text, "--" + name, 0)
+    }
+
+    private static func signerConfiguration(_ commandLine: CommandLineOptions, file: ConfigFile)
+        throws(ConfigFile.ParseError) -> SignerConfiguration?
+    {
+        let seconds = ConfigFile.seconds
+        guard let command = try flag(commandLine.signerCommand, "signer-command", ConfigFile.command) ?? file.signerCommand
+        else { return nil }
         var configuration = SignerConfiguration(command: command)
         configuration.workingDirectory = commandLine.signerDirectory ?? file.signerDirectory
         configuration.environment = file.signerEnvironment
         for assignment in commandLine.signerEnvironment {
             guard let equals = assignment.firstIndex(of: "="), equals != assignment.startIndex else {
-                throw ConfigurationError("--signer-env expects NAME=VALUE, got '\(assignment)'")
+                throw ConfigFile.ParseError(line: 0, message: "--signer-env expects NAME=VALUE, got '\(assignment)'")
             }
             configuration.environment[String(assignment[..<equals])] = String(assignment[assignment.index(after: equals)...])
         }
         configuration.keepRunningWhenStopped = commandLine.signerKeepRunning || (file.signerKeepRunning ?? false)
-        do {
-            if let timeout = commandLine.signerStopTimeout {
-                configuration.stopTimeout = try ConfigFile.seconds(timeout, key: "--signer-stop-timeout", line: 0)
-            } else if let timeout = file.signerStopTimeout {
-                configuration.stopTimeout = timeout
+        if let stdin = try flag(commandLine.signerStdin, "signer-stdin", ConfigFile.stdin) {
+            if case .file(let path) = stdin, let problem = StdinFile.problem(path) {
+                throw ConfigFile.ParseError(line: 0, message: "--signer-stdin \(stdin): \(problem)")
             }
-            if let delay = commandLine.signerRestartDelay {
-                configuration.restartDelay = try ConfigFile.seconds(delay, key: "--signer-restart-delay", line: 0)
-            } else if let delay = file.signerRestartDelay {
-                configuration.restartDelay = delay
+            configuration.stdin = stdin
+        } else if let stdin = file.signerStdin {
+            configuration.stdin = stdin
+        }
+        if let signal = try flag(commandLine.signerStopSignal, "signer-stop-signal", ConfigFile.stopSignal) ?? file.signerStopSignal {
+            configuration.stopSignal = signal
+        }
+        if let timeout = try flag(commandLine.signerStopTimeout, "signer-stop-timeout", seconds) ?? file.signerStopTimeout {
+            configuration.stopTimeout = timeout
+        }
+        configuration.livenessTimeout = try flag(commandLine.signerLivenessTimeout, "signer-liveness-timeout", seconds)
+            ?? file.signerLivenessTimeout
+        if let type = try flag(commandLine.signerType, "signer-type", ConfigFile.signerType) ?? file.signerType {
+            configuration.type = type
+        }
+        if let delay = try flag(commandLine.signerRestartDelay, "signer-restart-delay", seconds) ?? file.signerRestartDelay {
+            configuration.restartDelay = delay
+        }
+        if let delay = try flag(commandLine.signerRestartMaxDelay, "signer-restart-max-delay", seconds)
+            ?? file.signerRestartMaxDelay {
+            configuration.restartMaximumDelay = delay
+        }
+        if let limit = try flag(commandLine.signerCrashLimit, "signer-crash-limit", ConfigFile.crashLimit) ?? file.signerCrashLimit {
+            configuration.crashLoopLimit = limit
+        }
+        if let grace = try flag(commandLine.signerStartGrace, "signer-start-grace", seconds) ?? file.signerStartGrace {
+            configuration.startGrace = grace
+        }
+        if let healthCommand = try flag(commandLine.signerHealthCommand, "signer-health-command", ConfigFile.command)
+            ?? file.signerHealthCommand {
+            var check = SignerHealthCheck(command: healthCommand)
+            if let interval = try flag(commandLine.signerHealthInterval, "signer-health-interval", seconds)
+                ?? file.signerHealthInterval {
+                check.interval = interval
             }
-            if let limit = commandLine.signerCrashLimit ?? file.signerCrashLimit {
-                guard (1...1000).contains(limit) else { throw ConfigurationError("--signer-crash-limit must be from 1 to 1000") }
-                configuration.crashLoopLimit = limit
+            if let timeout = try flag(commandLine.signerHealthTimeout, "signer-health-timeout", seconds)
+                ?? file.signerHealthTimeout {
+                check.timeout = timeout
             }
-            if let timeout = commandLine.signerLivenessTimeout {
-                configuration.livenessTimeout = try ConfigFile.seconds(timeout, key: "--signer-liveness-timeout", line: 0)
-            } else {
-                configuration.livenessTimeout = file.signerLivenessTimeout
+            if let count = try flag(commandLine.signerHealthRetries, "signer-health-retries", ConfigFile.healthRetries)
+                ?? file.signerHealthRetries {
+                check.retries = count
             }
-        } catch let error as ConfigFile.ParseError {
-            throw ConfigurationError(error.message)
-        } catch {
-            throw ConfigurationError("\(error)")
+            if let restart = try flag(commandLine.signerRestartOnUnhealthy, "signer-restart-on-unhealthy", ConfigFile.bool)
+                ?? file.signerRestartOnUnhealthy {
+                check.restartOnUnhealthy = restart
+            }
+            configuration.healthCheck = check
         }
         return configuration
     }
@@ -210,6 +260,16 @@ public struct DaemonSettings: Sendable {
             }
             if old.restartDelay != new.restartDelay { changes.append("signer-restart-delay → \(new.restartDelay) (now)") }
             if old.crashLoopLimit != new.crashLoopLimit { changes.append("signer-crash-limit → \(new.crashLoopLimit) (now)") }
+            if old.stdin != new.stdin { changes.append("signer-stdin → \(new.stdin) (the signer's next start)") }
+            if old.type != new.type { changes.append("signer-type → \(new.type.rawValue) (the signer's next start)") }
+            if old.stopSignal != new.stopSignal { changes.append("signer-stop-signal → \(new.stopSignal.rawValue) (now)") }
+            if old.restartMaximumDelay != new.restartMaximumDelay {
+                changes.append("signer-restart-max-delay → \(new.restartMaximumDelay) (now)")
+            }
+            if old.startGrace != new.startGrace { changes.append("signer-start-grace → \(new.startGrace) (now)") }
+            if old.healthCheck != new.healthCheck {
+                changes.append(new.healthCheck == nil ? "signer-health-command removed (now)" : "signer-health-* (the next probe)")
+            }
         }
         return changes
     }

@@ -69,12 +69,20 @@ enum PlayerInterfaceDefinition {
         #   restarts: restarts since the session began.
         #   lastExit: how the last instance ended, in words.
         #   name: its program's name, for messages.
+        #   health: what its health command last said (unknown without one).
+        #   ready: running, and for signer-type notify it sent READY=1.
+        #   status: its own words, the last STATUS= it sent or the first line a passing
+        #     health command printed (one line, at most 200 characters).
+        #   health, ready and status are optional: a client must not rely on a daemon sending them.
         type Signer (
           state: \(members(SignerStatus.State.self)),
           pid: ?int,
           restarts: int,
           lastExit: ?string,
-          name: ?string
+          name: ?string,
+          health: ?\(members(SignerStatus.Health.self)),
+          ready: ?bool,
+          status: ?string
         )
 
         # One change, with the whole status after it (the fields from state on are Status's).

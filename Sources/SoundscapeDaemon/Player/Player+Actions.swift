@@ -79,6 +79,9 @@ extension Player {
                 hub.publish(type: .signer, reason: reason, message: message, status: currentStatus())
             case .scheduleTick(let deadline):
                 scheduleTick(at: deadline)
+            case .availability(let down, let reason):
+                // PlayerMachine decides what the sink carries meanwhile.
+                apply(.signerAvailability(down: down, reason: reason))
             }
         }
     }

@@ -14,7 +14,7 @@ extension Player {
         loader.relocate(locations)
         switch (signer, configuration) {
         case (let supervisor?, let configuration?):
-            supervisor.reconfigure(configuration)
+            performSigner(supervisor.reconfigure(configuration))
             reconcileSigner()
         case (nil, let configuration?):
             do {

@@ -1,18 +1,30 @@
 import Glibc
 import Logging
 import SoundscapeCore
+import SoundscapeSystem
 
 /// Keeps the signer host alive for the player: runs `SignerMachine` and
-/// carries out what it decides that concerns the process (spawn, SIGTERM,
-/// SIGKILL), tracking the running instance. What concerns the player — the
-/// events to publish, when to tick again — comes back as `Effect`s, which the
-/// player performs, so signer events go out in order with the player's own.
+/// carries out what it decides that concerns the process (spawn, the stop
+/// signal, SIGKILL, a health probe), tracking the running instance. What
+/// concerns the player — the events to publish, when to tick again, whether
+/// signing is down — comes back as `Effect`s, which the player performs, so
+/// signer events go out in order with the player's own.
+///
+/// It also watches for the machine waking from a suspend (`ClockJumpWatch`,
+/// judged by `SleepDetector`): the machine then probes the signer at once.
 ///
 /// Owned and used by the `Player` actor only (not Sendable).
 final class SignerSupervisor {
     enum Effect: Sendable, Equatable {
         case emit(EventReason, message: String?)
         case scheduleTick(at: ContinuousClock.Instant)
+        /// Whether signing is down changed (`SignerMachine`'s verdict, see `SignerDownVerdict`):
+        /// `down` while a keep-alive session wants the signer and it is failed, hung,
+        /// unhealthy, or not running and ready for `signer-start-grace`; `reason` says which
+        /// (nil when up). Also `down: false` (with no event) when nobody wants the signer
+        /// any more. Never sent for a daemon without a signer. It comes right before its
+        /// `signerDown` / `signerRestored` emit, so the event can carry what it caused.
+        case availability(down: Bool, reason: String?)
     }
 
     private var machine: SignerMachine
@@ -29,6 +41,10 @@ final class SignerSupervisor {
     private var retired = false
     /// The player's clock.
     private let now: @Sendable () -> ContinuousClock.Instant
+    private var sleepDetector = SleepDetector()
+    /// A check failing every interval for days must not fill the journal.
+    private let probeFailures: RateLimitedLog
+    private let clockWatch: ClockJumpWatch?
 
     init(host: SignerHost, logger: Logger, now: @escaping @Sendable () -> ContinuousClock.Instant,
          report: @escaping @Sendable (SignerFact) async -> Void) {
@@ -36,25 +52,45 @@ final class SignerSupervisor {
         self.logger = logger
         self.now = now
         self.report = report
+        probeFailures = RateLimitedLog(burst: 10, per: .seconds(600)) { logger.notice("\($0)") }
         machine = SignerMachine(configuration: Self.machineConfiguration(for: host.configuration))
+        _ = sleepDetector.observe(ClockJumpWatch.reading())
+        clockWatch = ClockJumpWatch { reading in
+            Task { await report(.clock(reading)) }
+        }
+    }
+
+    deinit {
+        clockWatch?.stop()
     }
 
     /// The machine's timing, from the host's configuration.
     static func machineConfiguration(for configuration: SignerConfiguration) -> SignerMachine.Configuration {
         var machineConfiguration = SignerMachine.Configuration()
+        machineConfiguration.stopSignal = configuration.stopSignal
         machineConfiguration.stopTimeout = configuration.stopTimeout
         machineConfiguration.livenessTimeout = configuration.livenessTimeout
+        machineConfiguration.type = configuration.type
         machineConfiguration.backoffInitial = configuration.restartDelay
-        machineConfiguration.backoffMaximum = max(.seconds(60), configuration.restartDelay)
+        machineConfiguration.backoffMaximum = max(configuration.restartMaximumDelay, configuration.restartDelay)
         machineConfiguration.crashLoopLimit = configuration.crashLoopLimit
+        machineConfiguration.startGrace = configuration.startGrace
+        machineConfiguration.health = configuration.healthCheck.map { check in
+            var health = SignerMachine.HealthConfiguration()
+            health.interval = check.interval
+            health.timeout = check.timeout
+            health.retries = check.retries
+            health.restartOnUnhealthy = check.restartOnUnhealthy
+            return health
+        }
         return machineConfiguration
     }
 
     /// A reloaded configuration: the process settings apply at the signer's next
-    /// start, its timing and limits at once.
-    func reconfigure(_ configuration: SignerConfiguration) {
+    /// start, its timing, limits and health check at once.
+    func reconfigure(_ configuration: SignerConfiguration) -> [Effect] {
         host.reconfigure(configuration)
-        machine.reconfigure(Self.machineConfiguration(for: configuration))
+        return perform(machine.reconfigure(Self.machineConfiguration(for: configuration), now: now()))
     }
 
     var status: SignerStatus { machine.status }
@@ -93,6 +129,16 @@ final class SignerSupervisor {
             guard id == instance?.id else { return [] }
             instance = nil
             return handle(.exited(reason))
+        case .notify(let id, let notification):
+            guard id == instance?.id else { return [] }
+            return handle(.notify(notification))
+        case .probed(let result):
+            if case .failed(let reason) = result { probeFailures("signer health check failed: \(reason)") }
+            return handle(.probeFinished(result))
+        case .clock(let reading):
+            guard let slept = sleepDetector.observe(reading) else { return [] }
+            logger.notice("the machine slept \(SignerMachine.seconds(slept)) s; checking the signer now")
+            return handle(.resumed(slept: slept))
         }
     }
 
@@ -103,9 +149,16 @@ final class SignerSupervisor {
 
     var hasInstance: Bool { instance != nil }
 
+    /// Events worth a warning in the log as well.
+    private static let warnings: Set<EventReason> = [.signerExited, .signerFailed, .signerHung, .signerUnhealthy, .signerDown]
+
     private func handle(_ input: SignerMachine.Input) -> [Effect] {
+        perform(machine.handle(input, now: now()))
+    }
+
+    private func perform(_ actions: [SignerMachine.Action]) -> [Effect] {
         var effects: [Effect] = []
-        for action in machine.handle(input, now: now()) {
+        for action in actions {
             effects += perform(action)
         }
         if instance == nil, machine.status.state == .stopped || machine.status.state == .failed {
@@ -128,8 +181,8 @@ final class SignerSupervisor {
                 logger.error("cannot start the signer host: \(error)")
                 return handle(.spawnFailed("\(error)"))
             }
-        case .terminate:
-            instance?.signal(SIGTERM)
+        case .terminate(let signal):
+            instance?.signal(signal.number)
             return []
         case .kill:
             instance?.signal(SIGKILL)
@@ -137,10 +190,17 @@ final class SignerSupervisor {
         case .scheduleTick(let deadline):
             return [.scheduleTick(at: deadline)]
         case .emit(let reason, let message):
-            if reason == .signerExited || reason == .signerFailed || reason == .signerHung {
+            if Self.warnings.contains(reason) {
                 logger.warning("signer host: \(reason.rawValue)\(message.map { ": \($0)" } ?? "")")
             }
             return [.emit(reason, message: message)]
+        case .probe(let timeout):
+            let host = self.host
+            let report = self.report
+            Task { await report(.probed(await host.probe(timeout: timeout))) }
+            return []
+        case .availability(let down, let reason):
+            return [.availability(down: down, reason: reason)]
         }
     }
 }

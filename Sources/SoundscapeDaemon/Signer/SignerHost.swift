@@ -11,15 +11,23 @@ import SoundscapeCore
 import SoundscapeSystem
 import Synchronization
 
-/// What a running signer instance tells the player.
+/// What a running signer instance (or its health command, or the clock) tells the player.
 enum SignerFact: Sendable {
     case heartbeat(instance: Int)
     case exited(instance: Int, ExitReason)
+    /// What its process group said on its notify socket (merged, see `SignerNotifySocket`).
+    case notify(instance: Int, SignerNotification)
+    /// The health command ended.
+    case probed(SignerProbeResult)
+    /// The wall clock was set, or the machine resumed: both clocks, read then.
+    case clock(SleepDetector.Reading)
 }
 
-/// Starts signer host instances and connects their pipes: every event as a
-/// JSON line on stdin (from a bounded hub subscription), stdout and stderr to
-/// the daemon's log, `heartbeat` lines on stdout as liveness proof.
+/// Starts signer host instances and connects them: stdin (with `signer-stdin =
+/// events`, every event as a JSON line from a bounded hub subscription; else
+/// /dev/null or a passphrase file), stdout and stderr to the daemon's log,
+/// `heartbeat` lines on stdout as liveness proof, and a `NOTIFY_SOCKET` of its own
+/// (`SignerNotifySocket`). Runs the health command (`SignerProbe`) off the loop.
 ///
 /// A child that stops reading never blocks the daemon: its events wait in a
 /// bounded queue (`eventQueueLimit`); past that the backlog is dropped, and
@@ -52,6 +60,22 @@ final class SignerHost: Sendable {
         self.eventLoopGroup = eventLoopGroup
         self.logger = logger
         lifeline = try Spawn.pipe()
+        removeStaleNotifySockets()
+    }
+
+    /// Instance `instance`'s notify socket, beside the control socket (whose lock this
+    /// daemon holds, so no other daemon uses these names).
+    private func notifySocketPath(instance: Int) -> String {
+        "\(socketPath).signer-\(instance).notify"
+    }
+
+    /// Notify sockets a daemon that crashed left behind.
+    private func removeStaleNotifySockets() {
+        let directory = FileSystem.parent(socketPath)
+        let prefix = String(socketPath.dropFirst(directory.count).drop { $0 == "/" }) + ".signer-"
+        for name in FileSystem.entries(of: directory) ?? [] where name.hasPrefix(prefix) && name.hasSuffix(".notify") {
+            unlink(FileSystem.join(directory, name))
+        }
     }
 
     /// The environment an instance gets: the daemon's, less systemd's hand-over
@@ -76,22 +100,61 @@ final class SignerHost: Sendable {
 
     /// Spawns an instance; its facts arrive through `report` until it has exited.
     func start(instance: Int, report: @escaping @Sendable (SignerFact) async -> Void) throws -> SignerInstance {
-        let (configuration, environment) = settings.withLock { $0 }
-        let process = try SignerProcess.spawn(command: configuration.command, environment: environment,
+        var (configuration, environment) = settings.withLock { $0 }
+        var notify: SignerNotifySocket?
+        do {
+            let socket = try SignerNotifySocket(path: notifySocketPath(instance: instance))
+            environment["NOTIFY_SOCKET"] = socket.path
+            notify = socket
+        } catch {
+            // Degrade: the signer runs, only what it would say that way goes unheard.
+            logger.error("the signer gets no NOTIFY_SOCKET: \(error)")
+        }
+        if let liveness = configuration.livenessTimeout {
+            // As systemd's WatchdogSec: sd_watchdog_enabled() reads it (no WATCHDOG_PID: the pid is
+            // not known before the spawn, and anything in the group may ping).
+            let (seconds, attoseconds) = liveness.components
+            environment["WATCHDOG_USEC"] = "\(seconds * 1_000_000 + attoseconds / 1_000_000_000_000)"
+        }
+        let process: SignerProcess
+        do {
+            process = try SignerProcess.spawn(command: configuration.command, environment: environment,
                                               workingDirectory: configuration.workingDirectory,
-                                              lifeline: lifeline.read)
+                                              stdin: configuration.stdin, lifeline: lifeline.read)
+        } catch {
+            notify?.close()
+            throw error
+        }
+        notify?.startReading(group: process.group, logger: logger) { notification in
+            await report(.notify(instance: instance, notification))
+        }
         let instanceLogger = logger
         let hub = self.hub
         let group = eventLoopGroup
         let task = Task {
             await Self.supervise(process: process, instance: instance, hub: hub, group: group,
-                                 logger: instanceLogger, report: report)
+                                 logger: instanceLogger, notify: notify, report: report)
         }
         return SignerInstance(id: instance, process: process, task: task)
     }
 
+    /// Runs the health command once, with the signer's environment and working directory,
+    /// on a thread of its own.
+    func probe(timeout: Duration) async -> SignerProbeResult {
+        let (configuration, environment) = settings.withLock { $0 }
+        guard let check = configuration.healthCheck else { return .failed("no health command is configured") }
+        return await withCheckedContinuation { continuation in
+            BlockingThread.start(stackSize: 256 * 1024) {
+                continuation.resume(returning: SignerProbe.run(command: check.command, environment: environment,
+                                                               workingDirectory: configuration.workingDirectory,
+                                                               timeout: timeout))
+            }
+        }
+    }
+
     private static func supervise(process: SignerProcess, instance: Int, hub: EventHub, group: any EventLoopGroup,
-                                  logger: Logger, report: @escaping @Sendable (SignerFact) async -> Void) async {
+                                  logger: Logger, notify: SignerNotifySocket?,
+                                  report: @escaping @Sendable (SignerFact) async -> Void) async {
         let prefix = "signer[\(process.pid)]"
         // A signer that floods its output must not flood the journal: a hundred lines
         // per ten seconds each, then a count of what was held back.
@@ -113,11 +176,15 @@ final class SignerHost: Sendable {
                     stderrLog(line)
                 }
             }
-            let pump = Task { await pumpEvents(to: process.stdinWrite, hub: hub, group: group, logger: logger, prefix: prefix) }
+            let pump = process.stdinWrite.map { stdin in
+                Task { await pumpEvents(to: stdin, hub: hub, group: group, logger: logger, prefix: prefix) }
+            }
             let reason = await process.exitReason
+            // The group is gone: nobody is left to notify.
+            notify?.close()
             await tasks.waitForAll()
-            pump.cancel()
-            await pump.value
+            pump?.cancel()
+            await pump?.value
             await report(.exited(instance: instance, reason))
         }
     }

@@ -26,7 +26,8 @@ public enum SystemdStatusLine {
                 : "No audio flowing; recovering (\(what))"
         }
         if let signer = status.signer, signer.state != .stopped {
-            line += "; signer \(signer.state.rawValue)" + (signer.pid.map { " (pid \($0))" } ?? "")
+            line += "; signer \(signer.state.rawValue)" + (signer.health == .unhealthy ? ", unhealthy" : "")
+                + (signer.pid.map { " (pid \($0))" } ?? "")
         }
         return line
     }

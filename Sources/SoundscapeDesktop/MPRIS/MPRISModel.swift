@@ -10,8 +10,9 @@ import SoundscapeCore
 ///   paused or interrupted (a call); Stopped when stopped or the daemon is away.
 /// - `Metadata`: the soundscape's id as `mpris:trackid`, its manifest title as
 ///   `xesam:title`; `xesam:artist` is the line the Now Playing panel shows under
-///   the title, so it carries the signer's state ("Signer running"); the icon as
-///   `mpris:artUrl`.
+///   the title, so it carries the signer's state: its own status line while it runs
+///   ("igloo-signer: 3/3 relays"), else its state ("igloo-signer running", "…
+///   unhealthy", "… failed (…)"); the icon as `mpris:artUrl`.
 /// - `Volume`: the daemon's percentage as 0.0–1.0.
 public struct MPRISModel: Sendable, Equatable {
     public static let playerInterface = "org.mpris.MediaPlayer2.Player"
@@ -41,13 +42,14 @@ public struct MPRISModel: Sendable, Equatable {
         }
     }
 
-    /// The line under the title: whether the keep-alive's signer runs.
+    /// The line under the title: whether the keep-alive's signer runs, in its own words when it has some.
     public var signerLine: String {
         guard let status else { return "soundscaped is not running" }
         guard let signer = status.signer else { return "No signer configured" }
         let name = signer.name ?? "Signer"
+        if signer.health == .unhealthy, signer.state != .failed { return "\(name) unhealthy" }
         switch signer.state {
-        case .running: return "\(name) running"
+        case .running: return signer.status.map { "\(name): \($0)" } ?? "\(name) running"
         case .starting, .restarting: return "\(name) starting"
         case .stopping, .stopped: return "\(name) stopped"
         case .failed: return "\(name) failed" + (signer.lastExit.map { " (\($0))" } ?? "")

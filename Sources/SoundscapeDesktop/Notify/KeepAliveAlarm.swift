@@ -5,7 +5,8 @@ import SoundscapeCore
 ///
 /// It re-derives what is wrong from each status it is given (and on each tick),
 /// never from an "ended" signal:
-/// - the signer host is `failed` (it crashed too often and stays down);
+/// - the signer host is `failed` (it crashed too often and stays down), or
+///   unhealthy (its health command keeps failing: it may not sign);
 /// - audio should flow (the user wants sound and nothing interrupts it) but has
 ///   not for `silenceThreshold` — PipeWire gone, no usable sink, resume failing;
 /// - the daemon cannot be reached, though the last status wanted a session.
@@ -95,6 +96,9 @@ public struct KeepAliveAlarm: Sendable {
             let name = signer.name ?? "the signer host"
             problems.append("\(name) keeps crashing and was stopped" + (signer.lastExit.map { " (last \($0))" } ?? "")
                             + "; press play to try again.")
+        } else if let signer = status?.signer, signer.health == .unhealthy {
+            let name = signer.name ?? "the signer host"
+            problems.append("\(name) fails its health check: it may not be signing.")
         }
         if let since = silentSince, now - since >= configuration.silenceThreshold {
             // The threshold, not the running time: the text must not change while the outage lasts.

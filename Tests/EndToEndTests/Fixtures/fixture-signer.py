@@ -6,15 +6,25 @@ signer might. Everything goes into $FIXTURE_DIR:
   <pid>.events   every stdin line, as received
   <pid>.env      SOUNDSCAPED_SOCKET and the working directory
   <pid>.child    pid of a grandchild, when started with --child
+  <pid>.stdin    with --read-all: everything on stdin, written once it reached end of file
+  <pid>.signal   with --record-signals: the name of the stop signal it got
   control        a FIFO; write a command line to it:
                    crash CODE   exit at once with CODE
-                   hang         stop heartbeating (and keep running)
+                   hang         stop heartbeating and watchdog pings (and keep running)
                    quit         exit 0
+                   notify TEXT  send TEXT (a literal \n separates fields) to $NOTIFY_SOCKET
+                                with python3-sdnotify, as a signer using it would
+                   run ARGS     run the command ARGS (e.g. systemd-notify --ready) and wait for it
+                   flood N      send N datagrams STATUS=flood I as fast as it can, then STATUS=flood done
 Options: --heartbeat SECONDS (print "heartbeat" that often), --ignore-term
 (survive SIGTERM), --child (start a grandchild `sleep` in our process group),
---no-read (never read stdin), --crash-at-start CODE (exit immediately).
+--no-read (never read stdin), --crash-at-start CODE (exit immediately),
+--read-all (read stdin to its end, e.g. a passphrase file), --record-signals (record
+SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1 or SIGUSR2, then exit 0), --watchdog (send
+WATCHDOG=1 every quarter of $WATCHDOG_USEC).
 """
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -42,9 +52,32 @@ with open(os.path.join(directory, f"{pid}.env"), "w") as f:
     f.write(f"CWD={os.getcwd()}\n")
     f.write(f"PGID={os.getpgrp()}\n")
     f.write(f"FIXTURE_EXTRA={os.environ.get('FIXTURE_EXTRA', '')}\n")
+    f.write(f"NOTIFY_SOCKET={os.environ.get('NOTIFY_SOCKET', '')}\n")
+    f.write(f"WATCHDOG_USEC={os.environ.get('WATCHDOG_USEC', '')}\n")
 
 if option("--ignore-term"):
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+if option("--record-signals"):
+    def record(number, frame):
+        with open(os.path.join(directory, f"{pid}.signal"), "w") as f:
+            f.write(signal.Signals(number).name)
+        os._exit(0)
+
+    for stop in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2):
+        signal.signal(stop, record)
+
+if option("--read-all"):
+    data = sys.stdin.buffer.read()  # returns at end of file only
+    with open(os.path.join(directory, f"{pid}.stdin.tmp"), "wb") as f:
+        f.write(data)
+    os.rename(os.path.join(directory, f"{pid}.stdin.tmp"), os.path.join(directory, f"{pid}.stdin"))
+
+notifier = None
+if os.environ.get("NOTIFY_SOCKET"):
+    import sdnotify  # python3-sdnotify, as a real signer would use it
+
+    notifier = sdnotify.SystemdNotifier(debug=True)
 
 if option("--child"):
     child = subprocess.Popen(["sleep", "1000"])
@@ -67,6 +100,18 @@ if option("--heartbeat"):
 
     threading.Thread(target=beat, daemon=True).start()
 
+if option("--watchdog"):
+    heartbeating.set()
+    period = int(os.environ["WATCHDOG_USEC"]) / 4 / 1_000_000
+
+    def ping():
+        while True:
+            if heartbeating.is_set():
+                notifier.notify("WATCHDOG=1")
+            time.sleep(period)
+
+    threading.Thread(target=ping, daemon=True).start()
+
 
 def read_events():
     with open(os.path.join(directory, f"{pid}.events"), "a") as out:
@@ -75,7 +120,7 @@ def read_events():
             out.flush()
 
 
-if not option("--no-read"):
+if not option("--no-read") and not option("--read-all"):
     threading.Thread(target=read_events, daemon=True).start()
 
 control = os.path.join(directory, "control")
@@ -93,5 +138,13 @@ while True:
                     heartbeating.clear()
                 if words[0] == "quit":
                     sys.exit(0)
+                if words[0] == "notify":
+                    notifier.notify(line.split(" ", 1)[1].rstrip("\n").replace("\\n", "\n"))
+                if words[0] == "flood":
+                    for i in range(int(words[1])):
+                        notifier.notify(f"STATUS=flood {i}")
+                    notifier.notify("STATUS=flood done")
+                if words[0] == "run":
+                    subprocess.run(shlex.split(line)[1:])
     except FileNotFoundError:
         time.sleep(0.05)  # the test has not made the FIFO yet

@@ -1,0 +1,144 @@
+/// How one run of the health command ended.
+public enum SignerProbeResult: Sendable, Equatable {
+    /// Exit status 0; `output` is the first line it printed on stdout, if any.
+    case passed(output: String?)
+    /// Anything else: a non-zero status, a signal, the timeout, or it could not start (in words).
+    case failed(String)
+}
+
+/// When the health command runs and what its results mean: a part of
+/// `SignerMachine`, pure like the machine.
+///
+/// - A fresh instance is first probed one `interval` after it started; each probe is
+///   followed by the next one `interval` after it ended. At most one probe runs at a
+///   time: one still running when another falls due (a slow probe, a resume, a new
+///   instance) delays it until it ends.
+/// - `retries` failures in a row make the signer unhealthy. With `restartOnUnhealthy`
+///   each such streak is reported (it causes a restart, and the next instance gets a
+///   fresh count); without, only the change to unhealthy is.
+/// - The first pass after that makes it healthy again. A new instance keeps an
+///   unhealthy verdict (only a pass proves it signs), but not a healthy one (its
+///   predecessor's pass says nothing about it): that becomes unknown.
+/// - Results of a probe that ran for an instance that has since ended are dropped.
+struct SignerHealth: Sendable {
+    /// What a probe's result means for the machine.
+    enum Verdict: Sendable, Equatable {
+        case none
+        /// It passed; `recovered` when the signer had been unhealthy.
+        case passed(output: String?, recovered: Bool)
+        /// It failed, `count` times in a row, not yet enough to call the signer unhealthy.
+        case failed(reason: String, count: Int)
+        /// The signer is unhealthy: `restart` it if so configured; `news` when an event is due.
+        case unhealthy(reason: String, count: Int, restart: Bool, news: Bool)
+    }
+
+    private(set) var check: SignerMachine.HealthConfiguration?
+    private(set) var state: SignerStatus.Health = .unknown
+    private var failures = 0
+    /// Counts instances; the one running now, while `running`.
+    private var instance = 0
+    private var running = false
+    /// The instance the probe now running was started for.
+    private var probing: Int?
+    /// When the running instance's next probe is due.
+    private var dueAt: ContinuousClock.Instant?
+
+    init(check: SignerMachine.HealthConfiguration?) {
+        self.check = check
+    }
+
+    var isProbing: Bool { probing != nil }
+
+    mutating func instanceStarted(now: ContinuousClock.Instant) -> [SignerMachine.Action] {
+        instance += 1
+        running = true
+        failures = 0
+        if state == .healthy { state = .unknown }
+        guard let check else { return [] }
+        let due = now + check.interval
+        dueAt = due
+        return [.scheduleTick(at: due)]
+    }
+
+    /// The instance is being stopped or has exited: no more probes for it.
+    mutating func instanceEnded() {
+        running = false
+        dueAt = nil
+    }
+
+    /// Nobody wants the signer any more: the next session starts with no verdict.
+    mutating func sessionEnded() {
+        state = .unknown
+        failures = 0
+    }
+
+    mutating func tick(now: ContinuousClock.Instant) -> [SignerMachine.Action] {
+        startIfDue(now: now)
+    }
+
+    /// Probe at once (the machine slept; whatever the last probe said is stale).
+    mutating func probeNow(now: ContinuousClock.Instant) -> [SignerMachine.Action] {
+        guard running, check != nil else { return [] }
+        dueAt = now
+        return startIfDue(now: now)
+    }
+
+    /// A reload: a check newly configured probes a running instance one interval from
+    /// now; one removed forgets its verdict; a shorter interval brings the next probe forward.
+    mutating func reconfigure(_ new: SignerMachine.HealthConfiguration?, now: ContinuousClock.Instant) -> [SignerMachine.Action] {
+        let old = check
+        check = new
+        guard let new else {
+            state = .unknown
+            failures = 0
+            dueAt = nil
+            return []
+        }
+        guard running else { return [] }
+        let due = now + new.interval
+        if old == nil || (dueAt.map { $0 > due } ?? !isProbing) {
+            dueAt = due
+            return [.scheduleTick(at: due)]
+        }
+        return []
+    }
+
+    mutating func finished(_ result: SignerProbeResult, now: ContinuousClock.Instant) -> ([SignerMachine.Action], Verdict) {
+        let current = running && probing == instance
+        probing = nil
+        var actions: [SignerMachine.Action] = []
+        if current, let check {
+            // The next one an interval from now, unless one is already due sooner (a resume).
+            let due = now + check.interval
+            if dueAt.map({ $0 > due }) ?? true {
+                dueAt = due
+                actions.append(.scheduleTick(at: due))
+            }
+        }
+        // One that fell due while this one ran (a resume, a new instance) goes now.
+        actions += startIfDue(now: now)
+        guard current, let check else { return (actions, .none) }
+        switch result {
+        case .passed(let output):
+            failures = 0
+            let recovered = state == .unhealthy
+            state = .healthy
+            return (actions, .passed(output: output, recovered: recovered))
+        case .failed(let reason):
+            failures += 1
+            guard failures >= check.retries else { return (actions, .failed(reason: reason, count: failures)) }
+            let news = state != .unhealthy || check.restartOnUnhealthy
+            state = .unhealthy
+            let count = failures
+            if check.restartOnUnhealthy { failures = 0 }
+            return (actions, .unhealthy(reason: reason, count: count, restart: check.restartOnUnhealthy, news: news))
+        }
+    }
+
+    private mutating func startIfDue(now: ContinuousClock.Instant) -> [SignerMachine.Action] {
+        guard running, let check, probing == nil, let due = dueAt, now >= due else { return [] }
+        probing = instance
+        dueAt = nil
+        return [.probe(timeout: check.timeout)]
+    }
+}

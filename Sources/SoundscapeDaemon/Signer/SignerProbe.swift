@@ -1,0 +1,122 @@
+import CSoundscapeSystem
+import Glibc
+import SoundscapeCore
+import SoundscapeSystem
+
+/// One run of `signer-health-command`, on a thread of its own (spawning and waiting
+/// never happen on the event loop).
+///
+/// The command starts in a process group of its own with stdin on /dev/null. Its
+/// first stdout line is kept (the signer's status line when it passes), and the first
+/// stderr line (the reason when it fails). At the deadline its whole group is killed
+/// and the run has failed; when it ends in time, whatever it left running in its group
+/// (a background job) is killed too. A `pidfd` gives the wait its deadline even when
+/// the command closed its output and went on running.
+enum SignerProbe {
+    /// Bytes of each output kept while looking for its first line; the rest is read and dropped.
+    static let keptBytes = 4096
+
+    /// Runs `command`; blocks until it has ended (at most about `timeout`).
+    static func run(command: [String], environment: [String: String], workingDirectory: String?,
+                    timeout: Duration) -> SignerProbeResult {
+        guard let program = command.first else { return .failed("the health command is empty") }
+        let devNull = open("/dev/null", O_RDWR | O_CLOEXEC)
+        defer { close(devNull) }
+        let stdout: (read: Int32, write: Int32)
+        let stderr: (read: Int32, write: Int32)
+        do {
+            stdout = try Spawn.pipe()
+            stderr = try Spawn.pipe()
+        } catch {
+            return .failed(error.description)
+        }
+        defer {
+            close(stdout.read)
+            close(stderr.read)
+        }
+        let pid: pid_t
+        do {
+            defer {
+                close(stdout.write)
+                close(stderr.write)
+            }
+            pid = try Spawn.run(program: program, arguments: command, environment: environment, searchPath: true,
+                                stdio: [devNull, stdout.write, stderr.write], group: 0,
+                                workingDirectory: workingDirectory)
+        } catch {
+            return .failed(error.description)
+        }
+        let exited = scs_pidfd_open(pid)
+        defer { if exited >= 0 { close(exited) } }
+
+        var output = Capture()
+        var errors = Capture()
+        let deadline = ContinuousClock.now + timeout
+        var timedOut = false
+        var open = [stdout.read, stderr.read]
+        while true {
+            let left = deadline - ContinuousClock.now
+            if left <= .zero {
+                timedOut = true
+                break
+            }
+            var descriptors = open.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+            if exited >= 0 { descriptors.append(pollfd(fd: exited, events: Int16(POLLIN), revents: 0)) }
+            // Without a pidfd (a kernel before 5.3) the end of its output stands for its end.
+            if exited < 0, open.isEmpty { break }
+            let milliseconds = Int32(clamping: left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1)
+            let ready = poll(&descriptors, nfds_t(descriptors.count), milliseconds)
+            if ready < 0 {
+                if errno == EINTR { continue }
+                break
+            }
+            if exited >= 0, descriptors.last!.revents != 0 { break }
+            for (index, fd) in open.enumerated().reversed() where descriptors[index].revents != 0 {
+                let more = fd == stdout.read ? output.read(fd) : errors.read(fd)
+                if !more { open.remove(at: index) }
+            }
+        }
+        // Its group goes, leftovers and all; `pid` is not reaped yet, so the group id is still ours.
+        kill(-pid, SIGKILL)
+        let status = Reaper.wait(for: pid)
+        // What it wrote just before ending is still in the pipes.
+        for fd in open {
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            var reads = 0
+            while reads < 16, fd == stdout.read ? output.read(fd) : errors.read(fd) { reads += 1 }
+        }
+        if timedOut {
+            return .failed("no answer within \(SignerMachine.seconds(timeout)) s (killed)")
+        }
+        if status == .exited(code: 0) {
+            return .passed(output: output.firstLine)
+        }
+        let said = errors.firstLine ?? output.firstLine
+        return .failed(status.description + (said.map { ": \($0)" } ?? ""))
+    }
+
+    /// The start of one output stream.
+    struct Capture {
+        private var bytes: [UInt8] = []
+
+        /// Reads what is there; false at the end of the stream (or an error).
+        mutating func read(_ fd: Int32) -> Bool {
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            let got = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if got > 0 {
+                if bytes.count < SignerProbe.keptBytes { bytes += chunk[..<min(got, SignerProbe.keptBytes - bytes.count)] }
+                return true
+            }
+            return got < 0 && errno == EINTR
+        }
+
+        /// Its first non-empty line, as status shows a line.
+        var firstLine: String? {
+            let text = String(decoding: bytes, as: UTF8.self)
+            for line in text.split(whereSeparator: \.isNewline) {
+                if let clean = SignerStatus.line(line) { return clean }
+            }
+            return nil
+        }
+    }
+}

@@ -1,0 +1,119 @@
+import Foundation
+import Testing
+import SoundscapeCore
+
+/// The config file's keys that make real signers run as they are and check their
+/// health (signer-stdin, -stop-signal, -type, -restart-max-delay, -crash-limit 0,
+/// -health-*, -restart-on-unhealthy, -start-grace).
+@Suite struct SignerConfigFileTests {
+    @Test func parsesEveryNewKey() throws {
+        let text = """
+            signer-command = /usr/bin/bifrost
+            signer-stdin = file:/home/me/.config/bifrost/passphrase   # read once, then EOF
+            signer-stop-signal = INT
+            signer-type = notify
+            signer-restart-max-delay = 300
+            signer-crash-limit = 0
+            signer-health-command = sh -c 'curl -fsS http://127.0.0.1:8002/api/status | jq -e .health.isConnected'
+            signer-health-interval = 2.5
+            signer-health-timeout = 1
+            signer-health-retries = 5
+            signer-restart-on-unhealthy = no
+            signer-start-grace = 20
+            """
+        let config = try ConfigFile(parsing: text)
+        #expect(config.signerStdin == .file("/home/me/.config/bifrost/passphrase"))
+        #expect(config.signerStopSignal == .int)
+        #expect(config.signerType == .notify)
+        #expect(config.signerRestartMaxDelay == .seconds(300))
+        #expect(config.signerCrashLimit == 0)
+        #expect(config.signerHealthCommand == ["sh", "-c", "curl -fsS http://127.0.0.1:8002/api/status | jq -e .health.isConnected"])
+        #expect(config.signerHealthInterval == .milliseconds(2500))
+        #expect(config.signerHealthTimeout == .seconds(1))
+        #expect(config.signerHealthRetries == 5)
+        #expect(config.signerRestartOnUnhealthy == false)
+        #expect(config.signerStartGrace == .seconds(20))
+    }
+
+    @Test(arguments: [("events", SignerStdin.events), ("null", .null), ("file:/p", .file("/p")),
+                      ("file:/a b/c#d", .file("/a b/c#d"))])
+    func stdinValues(text: String, expected: SignerStdin) throws {
+        #expect(try ConfigFile(parsing: "signer-stdin = \(text)").signerStdin == expected)
+        #expect(SignerStdin(parsing: text)?.description == text)
+    }
+
+    @Test(arguments: [
+        ("signer-stdin = pipe", "signer-stdin expects events, null or file:PATH (an absolute path), got 'pipe'"),
+        ("signer-stdin = file:", "signer-stdin expects events, null or file:PATH (an absolute path), got 'file:'"),
+        ("signer-stdin = file:relative/pass", "signer-stdin expects events, null or file:PATH (an absolute path), got 'file:relative/pass'"),
+        ("signer-stdin = Events", "signer-stdin expects events, null or file:PATH (an absolute path), got 'Events'"),
+        ("signer-stop-signal = SIGKILL", "signer-stop-signal: unknown signal 'SIGKILL' (expected SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1 or SIGUSR2 (the SIG prefix is optional))"),
+        ("signer-stop-signal = 15", "signer-stop-signal: unknown signal '15'"),
+        ("signer-type = forking", "signer-type expects simple or notify, got 'forking'"),
+        ("signer-crash-limit = -1", "signer-crash-limit expects a whole number from 0 to 1000, got '-1'"),
+        ("signer-crash-limit = 1001", "signer-crash-limit expects a whole number from 0 to 1000, got '1001'"),
+        ("signer-crash-limit = +5", "signer-crash-limit expects a whole number from 0 to 1000, got '+5'"),
+        ("signer-health-retries = 0", "signer-health-retries expects a whole number from 1 to 100, got '0'"),
+        ("signer-health-command =", "signer-health-command is empty"),
+        ("signer-health-command = sh -c 'x", "signer-health-command: unterminated single quote"),
+        ("signer-restart-on-unhealthy = sometimes", "signer-restart-on-unhealthy expects true or false, got 'sometimes'"),
+        ("signer-health-interval = 0", "signer-health-interval expects a number of seconds"),
+        ("signer-health-timeout = 1m", "signer-health-timeout expects a number of seconds"),
+        ("signer-restart-max-delay = -3", "signer-restart-max-delay expects a number of seconds"),
+        ("signer-start-grace = soon", "signer-start-grace expects a number of seconds"),
+    ])
+    func badValuesNameTheirLine(text: String, message: String) throws {
+        let error = try #require(ConfigFileTests.error(parsing: "signer-command = x\n\n" + text))
+        #expect(error.line == 3)
+        #expect(error.message.hasPrefix(message), "message: \(error.message)")
+    }
+
+    @Test func aStdinFileIsCheckedWhenAskedAndItsProblemNamesTheLine() throws {
+        var asked: [String] = []
+        let ok = try ConfigFile(parsing: "signer-stdin = file:/ok", checkFile: { asked.append($0); return nil })
+        #expect(ok.signerStdin == .file("/ok"))
+        #expect(asked == ["/ok"])
+        _ = try ConfigFile(parsing: "signer-stdin = null", checkFile: { asked.append($0); return "never" })
+        #expect(asked == ["/ok"], "only a file is checked")
+        do {
+            _ = try ConfigFile(parsing: "# passphrase\nsigner-stdin = file:/p", checkFile: { _ in "it is not a regular file" })
+            Issue.record("a file with a problem was taken")
+        } catch {
+            #expect(error.description == "line 2: signer-stdin file:/p: it is not a regular file")
+        }
+    }
+
+    @Test func stdinFileRulesSayWhichCheckFailed() {
+        #expect(SignerStdin.fileProblem(isRegular: true, owner: 1000, mode: 0o100600, user: 1000) == nil)
+        #expect(SignerStdin.fileProblem(isRegular: true, owner: 1000, mode: 0o100400, user: 1000) == nil)
+        #expect(SignerStdin.fileProblem(isRegular: false, owner: 1000, mode: 0o010600, user: 1000) == "it is not a regular file")
+        #expect(SignerStdin.fileProblem(isRegular: true, owner: 0, mode: 0o100600, user: 1000)
+                == "it is owned by uid 0, not by the user running soundscaped (uid 1000)")
+        #expect(SignerStdin.fileProblem(isRegular: true, owner: 1000, mode: 0o100640, user: 1000)
+                == "its group or others have access (mode 0640); chmod 600 it")
+        #expect(SignerStdin.fileProblem(isRegular: true, owner: 1000, mode: 0o100604, user: 1000)
+                == "its group or others have access (mode 0604); chmod 600 it")
+    }
+
+    /// Every `ini` block in the docs is a config file the daemon takes.
+    @Test(arguments: ["docs/signer.md", "docs/configuration.md"])
+    func theDocsExamplesParse(document: String) throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let text = try String(contentsOf: root.appendingPathComponent(document), encoding: .utf8)
+        let blocks = text.components(separatedBy: "```ini\n").dropFirst().map { $0.components(separatedBy: "```")[0] }
+        #expect(blocks.count >= 2)
+        for block in blocks {
+            #expect(throws: Never.self, "\(document): \(block)") { try ConfigFile(parsing: block) }
+        }
+    }
+
+    @Test func theNewKeysAreKnownAndOnceOnly() throws {
+        for key in ["signer-stdin", "signer-stop-signal", "signer-type", "signer-restart-max-delay", "signer-health-command",
+                    "signer-health-interval", "signer-health-timeout", "signer-health-retries",
+                    "signer-restart-on-unhealthy", "signer-start-grace"] {
+            #expect(ConfigFile.keys.contains(key), "\(key)")
+        }
+        let error = try #require(ConfigFileTests.error(parsing: "signer-stop-signal = INT\nsigner-stop-signal = TERM"))
+        #expect(error.description == "line 2: 'signer-stop-signal' is set twice")
+    }
+}
