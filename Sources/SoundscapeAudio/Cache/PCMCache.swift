@@ -104,6 +104,8 @@ public final class PCMCache: Sendable {
         guard started else { return nil }
         let build = PCMCacheBuild()
         BlockingThread.start(stackSize: 512 * 1024) { [self] in
+            // Else it shows as the loop thread that started it (a new thread keeps its creator's name).
+            _ = scs_set_thread_name(UInt(pthread_self()), "soundscaped-pcm")
             // In the daemon SCHED_IDLE: the build only ever uses CPU nothing else wants.
             if let buildPolicy { WorkerThread.setCallingThreadPolicy(buildPolicy) }
             let outcome = makeRoom(for: size, soundscape: data.id).map { .failure($0) } ?? write(data, to: path)
