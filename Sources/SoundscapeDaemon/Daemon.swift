@@ -81,7 +81,7 @@ public enum Daemon {
         let player = Player(.init(output: output, outputEvents: outputEvents, outputEventSink: outputSink, store: store,
                                   locations: options.soundscapes, hub: hub, worker: worker,
                                   logger: Logger(label: "soundscaped.player"), environment: environment),
-                            eventLoop: eventLoopGroup.next(), signerHost: signerHost)
+                            signerHost: signerHost)
 
         let systemd = SystemdNotifierService(environment: environment, logger: Logger(label: "soundscaped.systemd")) {
             [player] in

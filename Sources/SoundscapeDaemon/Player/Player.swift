@@ -1,5 +1,4 @@
 import Logging
-import NIOCore
 import SoundscapeAudio
 import SoundscapeCore
 import SoundscapeLibrary
@@ -113,13 +112,13 @@ public actor Player {
     /// How long at most a command's answer waits for its change to be written.
     private let saveWait: Duration
 
-    init(_ dependencies: Dependencies, eventLoop: any EventLoop, signerHost: SignerHost? = nil,
+    init(_ dependencies: Dependencies, signerHost: SignerHost? = nil,
                 configuration: PlayerMachine.Configuration = .init(), saveWait: Duration = .seconds(1)) {
         self.saveWait = saveWait
         output = dependencies.output
         outputEvents = dependencies.outputEvents
         outputEventSink = dependencies.outputEventSink
-        keeper = StateKeeper(store: dependencies.store, eventLoop: eventLoop, logger: dependencies.logger)
+        keeper = StateKeeper(store: dependencies.store, logger: dependencies.logger)
         loader = SoundscapeLoader(locations: dependencies.locations, worker: dependencies.worker)
         worker = dependencies.worker
         hub = dependencies.hub

@@ -1,5 +1,6 @@
 import Logging
 import NIOCore
+import NIOPosix
 import SoundscapeCore
 import SoundscapeStore
 import SoundscapeSystem
@@ -43,16 +44,13 @@ final class StateKeeper: Sendable {
 
     private let store: StateStore?
     private let worker: WorkerThread
-    /// The daemon's own event loop, for the answer's bound (`saved(within:)`).
-    private let eventLoop: any EventLoop
     private let logger: Logger
     private let retryInterval: Duration
     private let pending = Mutex(Pending())
 
-    init(store: StateStore?, eventLoop: any EventLoop, logger: Logger, retryInterval: Duration = .seconds(5)) {
+    init(store: StateStore?, logger: Logger, retryInterval: Duration = .seconds(5)) {
         self.store = store
         worker = WorkerThread(name: "soundscaped-db")
-        self.eventLoop = eventLoop
         self.logger = logger
         self.retryInterval = retryInterval
     }
@@ -117,12 +115,9 @@ final class StateKeeper: Sendable {
 
     /// `saved()`, or `bound` at most: then the write goes on without the caller.
     ///
-    /// The bound is a NIO scheduled task on the daemon's event loop, cancelled
-    /// once the write is done: a cancelled `Task.sleep` still wakes the event
-    /// loop at its deadline, and the playing daemon must not wake a second after
-    /// every command. (Not `MultiThreadedEventLoopGroup.singleton`: where the
-    /// daemon does not run Swift concurrency on it, that would start a group of
-    /// one thread per core for this timer alone.)
+    /// The bound is a NIO scheduled task, cancelled once the write is done:
+    /// a cancelled `Task.sleep` still wakes the event loop at its deadline, and
+    /// the playing daemon must not wake a second after every command.
     func saved(within bound: Duration) async {
         guard store != nil else { return }
         let waiter = OnceWaiter()
@@ -131,7 +126,7 @@ final class StateKeeper: Sendable {
         var timeout: Scheduled<Void>?
         await withCheckedContinuation { continuation in
             waiter.set(continuation)
-            timeout = eventLoop.scheduleTask(in: delay) { waiter.resume() }
+            timeout = MultiThreadedEventLoopGroup.singleton.any().scheduleTask(in: delay) { waiter.resume() }
             worker.submit { waiter.resume() }
         }
         timeout?.cancel()

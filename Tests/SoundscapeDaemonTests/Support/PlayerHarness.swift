@@ -59,8 +59,7 @@ final class PlayerHarness: @unchecked Sendable {
             .init(output: output, outputEvents: output.events, outputEventSink: output.eventSink, store: store,
                   locations: .init(builtin: Self.builtinSoundscapes, extra: [], user: userSoundscapes.path),
                   hub: hub, worker: worker, logger: logger),
-            eventLoop: MultiThreadedEventLoopGroup.singleton.next(), signerHost: signerHost,
-            configuration: configuration, saveWait: saveWait)
+            signerHost: signerHost, configuration: configuration, saveWait: saveWait)
         events = hub.subscribe(queueLimit: 1000)
     }
 
