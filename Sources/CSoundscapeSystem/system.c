@@ -57,6 +57,10 @@ ssize_t scs_pread_nowait(int fd, void *buffer, size_t count, off_t offset) {
     return preadv2(fd, &vector, 1, offset, RWF_NOWAIT);
 }
 
+int scs_open_read_noatime(const char *path) {
+    return open(path, O_RDONLY | O_CLOEXEC | O_NOATIME);
+}
+
 struct scs_object_visit {
     int (*visit)(uintptr_t, const Elf64_Phdr *, size_t, void *);
     void *context;

@@ -106,6 +106,41 @@ import Testing
         #expect(heard == reference, "what the renderer played is the loop, frame for frame")
     }
 
+    @Test func theLoopThreadIsAskedForPagesAheadOncePerWindowAndNotToldOfIt() throws {
+        let setup = try Setup()
+        defer { setup.removeCache() }
+        try setup.start()
+        // `lend` asked for the first window; the next is asked for with `margin` of it left.
+        let due = PCMReadAhead.window - PCMReadAhead.margin
+        var played = 0
+        while setup.loopWakes.value == 0 && played < 2 * PCMReadAhead.window {
+            _ = setup.cycle(frames: 1024)
+            played += 1024
+        }
+        #expect(setup.loopWakes.value == 1, "the data thread wakes the loop thread for pages ahead")
+        // Asked at the top-up that crossed the mark: within a half ring (and a cycle) of it.
+        #expect(abs(played - due) <= setup.ring.capacity / 2 + 1024, "asked after \(played) frames, due at \(due)")
+        #expect(setup.refills.takeForwarded().isEmpty, "a request the loop thread makes, not news for it")
+
+        for _ in 0..<64 { _ = setup.cycle(frames: 1024) }
+        #expect(setup.loopWakes.value == 1, "the request covers the next window: no wake-up per top-up")
+        #expect(!setup.refills.hasReturned(slot: 0))
+        #expect(setup.renderer.counters.underrunFrames == 0)
+    }
+
+    @Test func aShortReadAsksForPagesOnceUntilAReadComesBackWhole() throws {
+        let setup = try Setup()
+        defer { setup.removeCache() }
+        let readAhead = PCMReadAhead(reader: try #require(setup.cache.reader(for: setup.data)))
+        readAhead.request()
+        #expect(!readAhead.toppedUp(frames: 16_384, shortOfPages: false), "well inside the window asked for")
+        #expect(readAhead.toppedUp(frames: 100, shortOfPages: true), "pages the kernel dropped: ask again at once")
+        #expect(!readAhead.toppedUp(frames: 0, shortOfPages: true), "once: the reads are on their way")
+        #expect(!readAhead.toppedUp(frames: 16_384, shortOfPages: false))
+        #expect(readAhead.toppedUp(frames: 0, shortOfPages: true), "a new shortfall after a whole read")
+        #expect(readAhead.toppedUp(frames: PCMReadAhead.window, shortOfPages: false), "the window read to its margin")
+    }
+
     @Test func aReaderThatFailsGoesBackToTheLoopThread() throws {
         let setup = try Setup()
         defer { setup.removeCache() }

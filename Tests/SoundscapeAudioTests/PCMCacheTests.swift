@@ -90,6 +90,32 @@ import SoundscapeCore
         #expect(samples == (try reference(data, from: start, count: count)))
     }
 
+    @Test func readsThroughTheCacheLeaveTheAccessTimeAlone() throws {
+        let data = try rain()
+        let cache = try temporaryCache()
+        defer { try? FileManager.default.removeItem(atPath: cache.directory) }
+        let path = cache.path(for: data)
+        #expect(cache.write(data, to: path) == .success)
+        let reader = try #require(cache.reader(for: data))
+        // An access time older than the modification time: `relatime` updates it on the next read.
+        func ageAccessTime() { #expect(utimes(path, [timeval(tv_sec: 1_000_000, tv_usec: 0), timeval(tv_sec: 2_000_000, tv_usec: 0)]) == 0) }
+        func accessTime() -> Int { var info = stat(); _ = stat(path, &info); return info.st_atim.tv_sec }
+        var samples = [Float](repeating: 0, count: 4096 * 2)
+
+        // The control: a plain descriptor's read updates it here, else this test could not tell.
+        ageAccessTime()
+        let plain = open(path, O_RDONLY | O_CLOEXEC)
+        defer { close(plain) }
+        _ = samples.withUnsafeMutableBytes { pread(plain, $0.baseAddress, $0.count, 0) }
+        try #require(accessTime() != 1_000_000, "this file system updates access times on read")
+
+        // The reader's reads, the data thread's included, do not: no inode to write back from there.
+        ageAccessTime()
+        try samples.withUnsafeMutableBufferPointer { try reader.read(into: $0.baseAddress!, frames: 4096) }
+        _ = samples.withUnsafeMutableBufferPointer { reader.readWithoutWaiting(into: $0.baseAddress!, frames: 4096) }
+        #expect(accessTime() == 1_000_000)
+    }
+
     @Test func aLentReaderComesBackAtTheFrameItReached() throws {
         let data = try rain()
         let cache = try temporaryCache()

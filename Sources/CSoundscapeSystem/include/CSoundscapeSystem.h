@@ -36,9 +36,14 @@ int scs_malloc_fix_mmap_threshold(int bytes);
 /// `gettid`: the calling thread's id (for per-thread `setpriority`).
 pid_t scs_gettid(void);
 
-/// `preadv2` with `RWF_NOWAIT`: reads only what the page cache holds, never waits
-/// for the disk (-1 with EAGAIN instead), so PipeWire's data thread may call it.
+/// `preadv2` with `RWF_NOWAIT`: reads only what the page cache holds and never waits
+/// for the disk (-1 with EAGAIN instead). What it can still cost is listed at its
+/// one caller, `PCMLoopReader.readWithoutWaiting` (Sources/SoundscapeAudio/Cache/PCMCache.swift).
 ssize_t scs_pread_nowait(int fd, void *buffer, size_t count, off_t offset);
+
+/// `open(path, O_RDONLY | O_CLOEXEC | O_NOATIME)`: reads through it never update the
+/// file's access time (so never dirty its inode). Only the file's owner may (else EPERM).
+int scs_open_read_noatime(const char *path);
 
 /// `dl_iterate_phdr` (its `struct dl_phdr_info` needs _GNU_SOURCE): calls `visit` with each
 /// loaded object's load address and program headers, under the loader's lock; stops at the

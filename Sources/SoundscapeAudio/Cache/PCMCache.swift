@@ -73,7 +73,10 @@ public final class PCMCache: Sendable {
     /// is none (or it is damaged: then it is removed and built again).
     func reader(for data: SoundscapeData, position: Int64 = 0) -> PCMLoopReader? {
         let path = path(for: data)
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        // No access-time updates from the data thread's reads (see `readWithoutWaiting`);
+        // only the owner may ask, and a file someone else put here is read all the same.
+        var descriptor = scs_open_read_noatime(path)
+        if descriptor < 0 && errno == EPERM { descriptor = open(path, O_RDONLY | O_CLOEXEC) }
         guard descriptor >= 0 else { return nil }
         if let reader = PCMLoopReader(descriptor: descriptor, data: data, position: position) {
             // Played now: the last file to make room for another (the budget goes by modification time).
@@ -101,6 +104,8 @@ public final class PCMCache: Sendable {
         guard started else { return nil }
         let build = PCMCacheBuild()
         BlockingThread.start(stackSize: 512 * 1024) { [self] in
+            // Else it shows as the loop thread that started it (a new thread keeps its creator's name).
+            _ = scs_set_thread_name(UInt(pthread_self()), "soundscaped-pcm")
             // In the daemon SCHED_IDLE: the build only ever uses CPU nothing else wants.
             if let buildPolicy { WorkerThread.setCallingThreadPolicy(buildPolicy) }
             let outcome = makeRoom(for: size, soundscape: data.id).map { .failure($0) } ?? write(data, to: path)
@@ -242,11 +247,14 @@ final class PCMCacheBuild: @unchecked Sendable {
 
 /// Reads a cached loop endlessly, wrapping at its end. One thread at a time
 /// owns it: the loop thread, which may block in `read`, or (lent through
-/// `DataThreadRefill`) PipeWire's data thread, which only calls
-/// `readWithoutWaiting`.
+/// `DataThreadRefill`) PipeWire's real-time data thread, which calls
+/// `readWithoutWaiting` and nothing else. `prefetch(at:frames:)` reads no
+/// state the owner changes, so the loop thread asks for pages ahead while the
+/// reader is lent (`PCMReadAhead`). The descriptor is closed on the loop thread.
 final class PCMLoopReader {
     private let descriptor: Int32
-    private let frames: Int64
+    /// The loop's length.
+    let frames: Int64
     private(set) var position: Int64
     /// Set when the file system refused a non-blocking read: not lent again.
     private(set) var nonBlockingReadsUnsupported = false
@@ -265,8 +273,11 @@ final class PCMLoopReader {
         self.descriptor = descriptor
         self.frames = data.frames
         self.position = position % data.frames
-        // Sequential reads: let the kernel read ahead generously.
-        _ = posix_fadvise(descriptor, 0, 0, POSIX_FADV_SEQUENTIAL)
+        // No read-ahead of the kernel's own: what is read ahead is asked for
+        // (`prefetch`, on the loop thread), and the kernel's would mark pages whose
+        // later read starts more read-ahead on whichever thread reads them, the
+        // real-time one included. A read that misses reads just what it asked for.
+        _ = posix_fadvise(descriptor, 0, 0, POSIX_FADV_RANDOM)
     }
 
     deinit {
@@ -307,8 +318,45 @@ final class PCMLoopReader {
 
     /// Fills up to `count` frames at `destination` from the page cache only,
     /// wrapping at the loop's end; never waits for the disk. Returns the frames
-    /// delivered and, when short, why. Real-time safe: a system call, no
-    /// allocation, no lock.
+    /// delivered and, when short, why.
+    ///
+    /// The real-time data thread calls this and nothing else of the reader.
+    /// Here it takes no lock and allocates nothing; its one system call is
+    /// `preadv2(RWF_NOWAIT)` at an explicit offset on a buffered descriptor
+    /// (`POSIX_FADV_RANDOM`, and `O_NOATIME` where we own the file, which is
+    /// always the case for a file we wrote). What that read can still cost, on
+    /// Linux 6.x (read in mm/filemap.c of 6.18):
+    /// - Pages cached and up to date (steady playback: `PCMReadAhead` asked
+    ///   for them seconds earlier): found under RCU and copied out, with no
+    ///   sleeping lock, no allocation and no I/O. They are marked accessed
+    ///   (per-CPU batches; a spinlock, never a sleep, when a batch drains).
+    /// - A page still being read in: `EAGAIN` at once (`.wouldBlock`).
+    /// - A page not cached at all (dropped under memory pressure, or never
+    ///   asked for): before returning `EAGAIN`, the kernel starts reading the
+    ///   pages asked for from this thread. It allocates page-cache pages
+    ///   (reclaim without I/O, under `memalloc_noio`, but direct reclaim and
+    ///   memory-cgroup charging all the same) and submits the read, which may
+    ///   wait for a free request in the block layer. Bounded to this read's
+    ///   pages: with `POSIX_FADV_RANDOM` the kernel adds no read-ahead and
+    ///   leaves no read-ahead mark whose later hit would start more here.
+    /// - The file position: none; `pread` never takes the descriptor's
+    ///   `f_pos_lock`, which `read` takes on a descriptor shared by threads.
+    /// - The access time: not with `O_NOATIME`. Without it, under `relatime`,
+    ///   a read a day updates it, which dirties the inode; on ext4 that opens
+    ///   a journal handle, which can wait for a commit.
+    /// - File-system locks: ext4 and btrfs take none for a buffered read; XFS
+    ///   takes its inode lock shared by trylock (`EAGAIN` under a writer). A
+    ///   file system without non-blocking reads (`FMODE_NOWAIT`) refuses the
+    ///   flag (`EOPNOTSUPP`): `.unsupported`, and the reader is not lent again.
+    /// - Hooks of others: the LSM's permission check, and fsnotify. An
+    ///   `IN_ACCESS` or `FAN_ACCESS` watch on the file allocates an event here;
+    ///   a fanotify permission watch (an on-access scanner) makes the read wait
+    ///   for its daemon's answer. A cache directory has none unless a user sets one.
+    /// - The destination: the copy faults if a page of the ring is not
+    ///   resident. The rings are written whole before they are lent, so only
+    ///   swapping can take a page away; the fault then waits for the swap-in,
+    ///   and on kernels without per-VMA locks (before 6.4, Debian 12's 6.1) for
+    ///   the process's `mmap_lock`, which another thread's `mmap` may hold.
     func readWithoutWaiting(into destination: UnsafeMutablePointer<Float>, frames count: Int) -> (frames: Int, shortfall: Shortfall?) {
         var done = 0
         while done < count {
@@ -334,12 +382,19 @@ final class PCMLoopReader {
     }
 
     /// Asks the kernel to start reading the next `count` frames into the page
-    /// cache, without waiting for them, so the next `readWithoutWaiting` finds
-    /// them there: a loop heard once a minute or more is cold to the kernel, and
-    /// its pages do not stay cached from one pass to the next.
+    /// cache, without waiting for them, so that `readWithoutWaiting` finds them
+    /// there (`posix_fadvise(POSIX_FADV_WILLNEED)`: it allocates the pages and
+    /// submits their reads, so never on the real-time thread).
     func prefetch(frames count: Int) {
-        var start = position
-        var remaining = Int64(count)
+        prefetch(at: position, frames: count)
+    }
+
+    /// `prefetch(frames:)` from `position`, which may lie past the loop's end
+    /// (it wraps). Reads only what never changes, so the loop thread may call
+    /// it while the data thread owns the reader.
+    func prefetch(at position: Int64, frames count: Int) {
+        var start = position % frames
+        var remaining = Int64(min(Int64(count), frames))
         while remaining > 0 {
             let run = min(remaining, frames - start)
             _ = posix_fadvise(descriptor, fileOffset(ofFrame: start), off_t(run) * off_t(PCMCache.bytesPerFrame), POSIX_FADV_WILLNEED)

@@ -22,7 +22,6 @@ final class StreamConnection {
     private let registryHook: UnsafeMutablePointer<spa_hook>
     private var routes = RouteTracker()
     let graph: GraphMonitor
-    private(set) var isBroken = false
 
     init(context: OpaquePointer, configuration: OutputConfiguration, renderer: Renderer,
          output: PipeWireOutput) throws(ConnectError) {
@@ -80,10 +79,6 @@ final class StreamConnection {
     func recreateStream(configuration: OutputConfiguration) throws(ConnectError) {
         stream.destroy()
         stream = try PlaybackStream(core: core, configuration: configuration, renderer: renderer, output: output)
-    }
-
-    func markBroken() {
-        isBroken = true
     }
 
     func setActive(_ active: Bool) {

@@ -6,18 +6,22 @@ import Synchronization
 ///
 /// Why: the data thread must wake once a cycle (23.4 times a second at the
 /// largest quantum) whatever we do; a refill on the loop thread was a second
-/// thread waking, 1.5 times a second. Reading here is safe for real time
-/// because it happens after `process` has queued its buffer (in an event the
-/// loop runs before it sleeps again), reads only what the page cache holds
-/// (`preadv2` with `RWF_NOWAIT`), and allocates nothing; after each top-up it
-/// asks the kernel (`POSIX_FADV_WILLNEED`, which starts the reads and returns)
-/// for the pages the next one will need. Whatever it cannot do
+/// thread waking, 1.5 times a second. Reading here keeps to what the real-time
+/// thread may do: it happens after `process` has queued its buffer (in an event
+/// the loop runs before it sleeps again), it reads only what the page cache
+/// holds (`PCMLoopReader.readWithoutWaiting`, which says exactly what such a
+/// read can still cost), and it takes no lock and allocates nothing. The pages
+/// it will need are asked for on the loop thread (`PCMReadAhead`), which the
+/// data thread wakes for that once every 16 s or so. Whatever it cannot do
 /// without waiting (pages not cached, a voice still decoding, an error) goes
 /// back to the loop thread, which may block.
 ///
 /// Ownership: a slot's reader is either the loop thread's or lent here. Lending
 /// and taking back run on the data thread through `pw_loop_invoke`, so the data
 /// thread's state needs no lock; the ring's producer changes with the reader.
+/// The loop thread always holds a reference of its own to a lent reader (in
+/// `readAheads`), so the data thread never drops the last one: the descriptor
+/// is closed on the loop thread, never here.
 ///
 /// Also the router of the renderer's notifications: the renderer wakes the data
 /// loop (not the loop thread), and everything but a refill done here is
@@ -25,7 +29,8 @@ import Synchronization
 final class DataThreadRefill: @unchecked Sendable {
     private struct Feed {
         let ring: SampleRing
-        let reader: PCMLoopReader
+        let readAhead: PCMReadAhead
+        var reader: PCMLoopReader { readAhead.reader }
     }
 
     private let renderer: Renderer
@@ -39,6 +44,11 @@ final class DataThreadRefill: @unchecked Sendable {
     /// Bit n set while slot n's reader waits in `returned` (read by the loop thread).
     private let returnedBits = Atomic<UInt8>(0)
     private let forwarded = Atomic<UInt32>(0)
+    /// Bit n set while slot n's reader wants the loop thread to ask for pages ahead.
+    private let readAheadDue = Atomic<UInt8>(0)
+
+    // Loop-thread state: the read-ahead of each lent reader (which keeps the reader alive).
+    private var readAheads: [PCMReadAhead?] = Array(repeating: nil, count: Renderer.slotCount)
 
     /// - Parameters:
     ///   - wakeLoopThread: signals the loop thread that `takeForwarded` has news (real-time safe).
@@ -72,12 +82,14 @@ final class DataThreadRefill: @unchecked Sendable {
             news.remove(.refill)
             var lentBits: UInt8 = 0
             var didRefill = false
+            var wantPages: UInt8 = 0
             for slot in 0..<Renderer.slotCount {
                 guard let feed = lent[slot] else { continue }
                 switch top(feed) {
-                case .done(let wrote):
+                case .done(let wrote, let askForPages):
                     lentBits |= 1 << slot
                     didRefill = didRefill || wrote
+                    if askForPages { wantPages |= 1 << slot }
                 case .giveBack:
                     returned[slot] = feed.reader
                     lent[slot] = nil
@@ -87,6 +99,11 @@ final class DataThreadRefill: @unchecked Sendable {
             if didRefill { refilled() }
             // A rendered ring still low that is not ours to fill: the loop thread's job.
             if renderer.slotsBelowHalf() & ~lentBits != 0 { news.insert(.refill) }
+            if wantPages != 0 && readAheadDue.bitwiseOr(wantPages, ordering: .acquiringAndReleasing).oldValue
+                & wantPages != wantPages {
+                // The loop thread reads `readAheadDue` whenever it wakes for news.
+                news.insert(.readAhead)
+            }
         }
         guard !news.isEmpty else { return }
         let before = forwarded.bitwiseOr(news.rawValue, ordering: .acquiringAndReleasing).oldValue
@@ -94,17 +111,17 @@ final class DataThreadRefill: @unchecked Sendable {
     }
 
     private enum TopUp {
-        case done(wrote: Bool)
+        /// `askForPages`: the loop thread should ask for the pages ahead now.
+        case done(wrote: Bool, askForPages: Bool)
         case giveBack
     }
 
-    /// Fills `feed`'s ring from the page cache once it is half empty, then has
-    /// the kernel fetch what the next top-up will read. Pages still on their
-    /// way are waited for here, a cycle at a time, while the ring holds more
-    /// than a quarter; below that the loop thread reads them, blocking.
+    /// Fills `feed`'s ring from the page cache once it is half empty. Pages
+    /// still on their way are waited for here, a cycle at a time, while the
+    /// ring holds more than a quarter; below that the loop thread reads them, blocking.
     private func top(_ feed: Feed) -> TopUp {
         let ring = feed.ring
-        guard ring.freeFrames >= ring.capacity / 2 else { return .done(wrote: false) }
+        guard ring.freeFrames >= ring.capacity / 2 else { return .done(wrote: false, askForPages: false) }
         var shortfall: PCMLoopReader.Shortfall?
         let wrote = ring.write(maximumFrames: .max) { destination, frames in
             let (got, short) = feed.reader.readWithoutWaiting(into: destination, frames: frames)
@@ -113,11 +130,9 @@ final class DataThreadRefill: @unchecked Sendable {
         }
         switch shortfall {
         case nil, .wouldBlock:
-            // A whole ring ahead: the next top-up reads more than half a ring (what
-            // drained meanwhile), and the reads get a full refill period to land.
-            feed.reader.prefetch(frames: ring.capacity)
+            let askForPages = feed.readAhead.toppedUp(frames: wrote, shortOfPages: shortfall != nil)
             if shortfall != nil && ring.availableFrames < ring.capacity / 4 { return .giveBack }
-            return .done(wrote: wrote > 0)
+            return .done(wrote: wrote > 0, askForPages: askForPages)
         case .unsupported, .failed:
             return .giveBack
         }
@@ -125,15 +140,30 @@ final class DataThreadRefill: @unchecked Sendable {
 
     // MARK: Loop thread
 
-    /// Takes the notifications forwarded since the last call.
+    /// Takes the notifications forwarded since the last call, after asking for
+    /// the pages any lent reader wants ahead (`.readAhead`, which only the loop
+    /// thread sees and handles here).
     func takeForwarded() -> Renderer.Notification {
-        Renderer.Notification(rawValue: forwarded.exchange(0, ordering: .acquiringAndReleasing))
+        var news = Renderer.Notification(rawValue: forwarded.exchange(0, ordering: .acquiringAndReleasing))
+        if news.contains(.readAhead) {
+            news.remove(.readAhead)
+            let due = readAheadDue.load(ordering: .acquiring)
+            for slot in 0..<Renderer.slotCount where due & (1 << slot) != 0 {
+                readAheads[slot]?.request()
+            }
+            // After the requests: a data thread that sees the bit clear sees what was asked.
+            readAheadDue.bitwiseAnd(~due, ordering: .releasing)
+        }
+        return news
     }
 
-    /// Lends `reader` to the data thread to keep `ring` (slot `slot`'s) full.
+    /// Lends `reader` to the data thread to keep `ring` (slot `slot`'s) full,
+    /// having asked for the pages it will read first.
     func lend(slot: Int, ring: SampleRing, reader: PCMLoopReader) {
-        reader.prefetch(frames: ring.capacity)
-        let feed = Feed(ring: ring, reader: reader)
+        let readAhead = PCMReadAhead(reader: reader)
+        readAhead.request()
+        readAheads[slot] = readAhead
+        let feed = Feed(ring: ring, readAhead: readAhead)
         runBlocking(on: dataLoop) {
             precondition(self.lent[slot] == nil, "slot \(slot) is already lent")
             self.lent[slot] = feed
@@ -156,6 +186,15 @@ final class DataThreadRefill: @unchecked Sendable {
             self.returned[slot] = nil
             self.returnedBits.bitwiseAnd(~(1 << slot), ordering: .releasing)
         }
+        readAheadDue.bitwiseAnd(~(1 << slot), ordering: .relaxed)
+        readAheads[slot] = nil
         return reader
     }
+}
+
+extension Renderer.Notification {
+    /// Not the renderer's: the data thread's own news for the loop thread (a
+    /// lent reader wants pages asked for), carried in the same word so that one
+    /// wake-up covers both. `takeForwarded` handles it and never returns it.
+    fileprivate static let readAhead = Renderer.Notification(rawValue: 1 << 31)
 }

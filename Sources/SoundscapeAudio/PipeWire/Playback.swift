@@ -1,0 +1,228 @@
+import CPipeWire
+import Logging
+import SoundscapeCore
+
+/// Voices and fades, and whether our stream runs: what the output's `play`,
+/// `setVolume` and `stop` become. A play loads the soundscape into a voice
+/// (`VoiceBank`) and fades in or crossfades; a stop fades out and then makes
+/// the stream inactive, so the graph stops scheduling us and the sink may
+/// suspend. The renderer is told through `pw_loop_invoke` on the data loop,
+/// serialised with its cycles.
+///
+/// Loop thread only, with the thread loop's lock held.
+final class Playback {
+    /// What the renderer was last told to do with the sound.
+    enum Intent: Equatable {
+        /// Silent, the stream inactive (or on its way there).
+        case stopped
+        /// Fading in, crossfading or steady.
+        case playing
+        /// Fading out; the stream goes inactive once the renderer reports the
+        /// fade done, or the stop timer says it will not.
+        case fadingOut
+    }
+
+    private(set) var intent = Intent.stopped
+    /// What we last asked of `pw_stream_set_active`: whether PipeWire may schedule our stream.
+    private(set) var requestedActive = false
+    /// What the player last heard in `.streaming`: whether the graph runs our stream.
+    private(set) var reportedStreaming = false
+    /// A switch waiting for the crossfade under way to end; the latest request wins.
+    private var queuedSwitch: SoundscapeData?
+    /// Ends a fade-out the graph no longer runs cycles for.
+    private var stopTimer: LoopTimer!
+
+    private let voices: VoiceBank
+    private let renderer: Renderer
+    private let dataLoop: UnsafeMutablePointer<pw_loop>
+    private let watch: ProgressWatch
+    private let fadeOutBound: Duration
+    private let events: AsyncStream<AudioOutputEvent>.Continuation
+    private let logger: Logger
+    /// The current connection, if any (lost ones included, as PipeWire still takes calls on them).
+    private let connection: () -> StreamConnection?
+
+    init(loop: UnsafeMutablePointer<pw_loop>, dataLoop: UnsafeMutablePointer<pw_loop>, voices: VoiceBank,
+         renderer: Renderer, watch: ProgressWatch, events: AsyncStream<AudioOutputEvent>.Continuation,
+         logger: Logger, connection: @escaping () -> StreamConnection?) {
+        self.dataLoop = dataLoop
+        self.voices = voices
+        self.renderer = renderer
+        self.watch = watch
+        self.events = events
+        self.logger = logger
+        self.connection = connection
+        fadeOutBound = .milliseconds(renderer.settings.fadeOutFrames * 1000 / RenderSettings.sampleRate) + .seconds(1)
+        stopTimer = LoopTimer(loop: loop) { [unowned self] in finishStop(reason: "fade-out timed out") }
+    }
+
+    func destroy() {
+        stopTimer.destroy()
+    }
+
+    // MARK: Commands
+
+    /// Plays `data` at `volume`: fades in from silence, or crossfades when
+    /// another soundscape is audible. Playing what already plays only makes
+    /// sure it runs.
+    func play(_ data: SoundscapeData, volume: Volume, fadeIn: FadeIn) {
+        let fromSilence = !requestedActive
+        intent = .playing
+        stopTimer.disarm()
+        if voices.targetSoundscape == data.id {
+            // Already fading in (or playing): a switch queued behind that
+            // crossfade is overtaken. Loading it again would crossfade the
+            // soundscape into a copy of itself restarted from frame 0.
+            queuedSwitch = nil
+        } else {
+            switchVoice(to: data)
+        }
+        let (renderer, position) = (self.renderer, Float(volume.percent) / 100)
+        runBlocking(on: dataLoop) {
+            renderer.applyVolume(position: position, immediately: fromSilence)
+            renderer.applyRunning(true, fadeIn: fadeIn)
+        }
+        activate(true)
+    }
+
+    func setVolume(_ volume: Volume) {
+        let (renderer, position) = (self.renderer, Float(volume.percent) / 100)
+        runBlocking(on: dataLoop) { renderer.applyVolume(position: position) }
+    }
+
+    /// Fades out, then makes the stream inactive; reports `.stopped` when done.
+    func stop() {
+        intent = .fadingOut
+        queuedSwitch = nil
+        let renderer = self.renderer
+        runBlocking(on: dataLoop) { renderer.applyRunning(false) }
+        if requestedActive && reportedStreaming {
+            // The fade needs cycles to run; if the graph stops calling us the timer ends it.
+            stopTimer.arm(after: fadeOutBound)
+        } else {
+            finishStop(reason: nil)
+        }
+    }
+
+    /// The watchdog's first step: make the stream inactive and active again,
+    /// which makes PipeWire re-negotiate its scheduling.
+    func reactivate() {
+        guard let connection = connection(), requestedActive else { return }
+        logger.warning("reactivating the stream")
+        connection.setActive(false)
+        connection.setActive(true)
+        watch.start()
+    }
+
+    // MARK: Facts
+
+    /// The renderer's news, forwarded by the data thread.
+    func handle(_ notifications: Renderer.Notification) {
+        if notifications.contains(.slotReleased) {
+            voices.releaseUnused(slotsInUse: renderer.slotsInUse)
+            if let next = queuedSwitch { switchVoice(to: next) }
+        }
+        if notifications.contains(.refill) {
+            for failure in voices.refill() { events.yield(.decodeFailed(failure)) }
+            if requestedActive { watch.refilled() }
+        }
+        if notifications.contains(.progressed) {
+            watch.cycleRan()
+        }
+        if notifications.contains(.fadedOut) {
+            finishStop(reason: nil)
+        }
+    }
+
+    /// What the stream's state says of whether the graph runs us.
+    func streamStateChanged(streaming: Bool) {
+        report(streaming: streaming)
+    }
+
+    /// A new connection: its stream starts inactive.
+    func connectionOpened() {
+        requestedActive = false
+        reportedStreaming = false
+    }
+
+    /// The connection is gone: silence at once (no fade without cycles).
+    func connectionClosed() {
+        requestedActive = false
+        report(streaming: false)
+        let renderer = self.renderer
+        runBlocking(on: dataLoop) { renderer.applySilence() }
+        watch.connectionDropped()
+        if intent != .playing { stopTimer.disarm() }
+    }
+
+    /// The watchdog's second step replaced the stream, which starts inactive.
+    func streamReplaced() {
+        requestedActive = false
+        report(streaming: false)
+        if intent == .playing { activate(true) } else { watch.stop() }
+    }
+
+    /// Daemon shutdown: no stop is finished any more.
+    func shutdown() {
+        stopTimer.disarm()
+    }
+
+    // MARK: Helpers
+
+    private func switchVoice(to data: SoundscapeData) {
+        do {
+            guard let slot = try voices.prepare(data, slotsInUse: renderer.slotsInUse) else {
+                // A crossfade is under way; the latest request wins when it ends.
+                queuedSwitch = data
+                return
+            }
+            queuedSwitch = nil
+            voices.makeTarget(slot)
+            let (renderer, ring) = (self.renderer, voices.ring(slot))
+            runBlocking(on: dataLoop) { renderer.applyVoice(slot: slot, ring: ring, gain: data.gain) }
+        } catch {
+            events.yield(.decodeFailed(error))
+        }
+    }
+
+    private func finishStop(reason: String?) {
+        stopTimer.disarm()
+        guard intent == .fadingOut else { return }
+        if let reason { logger.debug("stopping without a completed fade", metadata: ["reason": "\(reason)"]) }
+        intent = .stopped
+        let renderer = self.renderer
+        runBlocking(on: dataLoop) { renderer.applySilence() }
+        activate(false)
+        // An inactive stream is not streaming; say so before `.stopped`, so nobody
+        // believes a stream that is about to pause still runs.
+        report(streaming: false)
+        events.yield(.stopped)
+    }
+
+    private func activate(_ on: Bool) {
+        guard let connection = connection() else {
+            requestedActive = false
+            watch.stop()
+            return
+        }
+        if requestedActive != on {
+            requestedActive = on
+            connection.setActive(on)
+        }
+        if on { watch.start() } else { watch.stop() }
+    }
+
+    private func report(streaming: Bool) {
+        guard streaming != reportedStreaming else { return }
+        reportedStreaming = streaming
+        events.yield(.streaming(streaming))
+    }
+}
+
+extension Renderer {
+    /// Stops at once (no fade): used when the stream goes away or is made inactive.
+    func applySilence() {
+        applyRunning(false)
+        applyFadeLevel(0)
+    }
+}
