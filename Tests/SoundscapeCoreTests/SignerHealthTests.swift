@@ -32,6 +32,7 @@ import SoundscapeCore
     }
 
     /// Ticks to the next due probe and returns its actions.
+    @discardableResult
     static func probe(_ driver: inout SignerDriver, after: Duration = .seconds(10)) -> [SignerMachine.Action] {
         driver.send(.tick, after: after)
     }
