@@ -69,7 +69,9 @@ session_pipewire_running() {
 # Starts dbus-daemon, pipewire and wireplumber in a new private runtime
 # directory with one null sink ($1, default "soundscape-speaker"), and exports
 # XDG_RUNTIME_DIR / DBUS_SESSION_BUS_ADDRESS for it. Sets PRIVATE_GRAPH_DIR and
-# PRIVATE_GRAPH_PIDS; stop it with stop_private_pipewire.
+# PRIVATE_GRAPH_PIDS; stop it with stop_private_pipewire. WirePlumber (0.4 or
+# 0.5) reads scripts/no-hardware as its user configuration, so the graph never
+# touches a sound card, Bluetooth or a camera; it fails if a device shows up.
 start_private_pipewire() {
     local sink=${1:-soundscape-speaker}
     PRIVATE_GRAPH_DIR=$(mktemp -d /tmp/soundscaped-pipewire.XXXXXX)
@@ -86,11 +88,27 @@ start_private_pipewire() {
     setsid pipewire >"$PRIVATE_GRAPH_DIR/logs/pipewire.log" 2>&1 &
     PRIVATE_GRAPH_PIDS+=($!)
     wait_for 5 "the private PipeWire" pw-cli info 0
-    setsid wireplumber >"$PRIVATE_GRAPH_DIR/logs/wireplumber.log" 2>&1 &
+    # Only WirePlumber gets the private configuration: soundscaped run in this
+    # graph (scripts/run) still reads the user's own.
+    mkdir -p "$PRIVATE_GRAPH_DIR/config"
+    cp -r "$ROOT/scripts/no-hardware/wireplumber" "$PRIVATE_GRAPH_DIR/config/"
+    XDG_CONFIG_HOME=$PRIVATE_GRAPH_DIR/config setsid wireplumber >"$PRIVATE_GRAPH_DIR/logs/wireplumber.log" 2>&1 &
     PRIVATE_GRAPH_PIDS+=($!)
     wait_for 5 "WirePlumber" sh -c 'pw-cli ls Metadata | grep -q "metadata.name = \"default\""'
     pw-cli create-node adapter "{ factory.name=support.null-audio-sink node.name=$sink node.description=\"Soundscape speaker (headless)\" media.class=Audio/Sink object.linger=true audio.position=[FL FR] }" >/dev/null
     wait_for 5 "the null sink $sink" sh -c "pw-cli ls Node | grep -q 'node.name = \"$sink\"'"
+    require_no_devices
+}
+
+# Fails (stopping the private graph) if the graph has a device: hardware a
+# session manager found, which a private graph must never touch.
+require_no_devices() {
+    local devices
+    devices=$(pw-cli ls Device) || die "pw-cli ls Device failed"
+    [ -z "$devices" ] && return 0
+    printf '%s\n' "$devices" >&2
+    stop_private_pipewire
+    die "the private PipeWire graph has a device (above): its WirePlumber did not keep away from hardware"
 }
 
 stop_private_pipewire() {
