@@ -1102,7 +1102,7 @@ extension InterruptionPolicyTests {
         }
 
         @Test func interruptionCauseOrder() {
-            #expect(InterruptionCause.allCases == [.communicationStream, .callRoute, .serverPaused])
+            #expect(InterruptionCause.allCases == [.communicationStream, .callRoute, .serverPaused, .roleCorked])
             #expect(InterruptionCause.communicationStream < .callRoute)
             #expect(InterruptionCause.callRoute < .serverPaused)
             #expect(!(InterruptionCause.serverPaused < .communicationStream))

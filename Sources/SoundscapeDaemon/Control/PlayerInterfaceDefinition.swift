@@ -10,6 +10,9 @@ enum PlayerInterfaceDefinition {
         "(" + E.allCases.map(\.rawValue).joined(separator: ", ") + ")"
     }
 
+    /// The interruption causes, as `interruptions` and an `interrupted` event's `cause` name them.
+    private static let causes = InterruptionCause.allCases.map(\.rawValue).joined(separator: ", ")
+
     static let idl = """
         # Control and events of soundscaped, the keep-alive soundscape service.
         # Volumes are percentages (0-100); gain follows a cubic curve.
@@ -27,7 +30,7 @@ enum PlayerInterfaceDefinition {
           wantsPlaying: bool,
           # The signer host, null when none is configured.
           signer: ?Signer,
-          # What interrupts playback now.
+          # What interrupts playback now: \(causes).
           interruptions: []string,
           # The volume is lowered for a call (interruption mode duck).
           ducked: bool,
@@ -74,7 +77,7 @@ enum PlayerInterfaceDefinition {
           type: string,
           reason: \(members(EventReason.self)),
           message: ?string,
-          # For interrupted: communicationStream, callRoute, serverPaused.
+          # For interrupted: \(causes).
           # For routeChanged: newDefault, deviceUnavailable, pinnedDeviceReturned.
           cause: ?string,
           state: \(members(PlayerState.self)),
