@@ -131,6 +131,13 @@ private func callRoutes(_ facts: GraphFacts) -> [String] {
         #expect(SPAJSON.words("Music Communication") == ["Music", "Communication"])
         #expect(SPAJSON.words(#"["a b", "c\"d"]"#) == ["a b", #"c"d"#])
         #expect(SPAJSON.words("") == [])
+        // The default metadata's sinks, by name.
+        #expect(SPAJSON.string(forKey: "name", in: #"{"name":"bluez_output.00:1B:66:AA:BB:CC"}"#) == "bluez_output.00:1B:66:AA:BB:CC")
+        #expect(SPAJSON.string(forKey: "name", in: #"{ "name": "speaker" }"#) == "speaker")
+        #expect(SPAJSON.string(forKey: "name", in: #"{ "name": "a \"b\"" }"#) == #"a "b""#)
+        #expect(SPAJSON.string(forKey: "name", in: #"{ "nick": "speaker" }"#) == nil)
+        #expect(SPAJSON.string(forKey: "name", in: #"{ "name": }"#) == nil)
+        #expect(SPAJSON.string(forKey: "name", in: #"{ "name": "", "nick": "x" }"#) == "")
     }
 
     // MARK: Role sinks (media-role-nodes.conf)

@@ -281,36 +281,10 @@ private final class MetadataWatch {
             monitor.defaultSinkChanged(nil)  // everything was cleared
             monitor.playbackSuspendedChanged(false)
         } else if key == "default.audio.sink" {
-            monitor.defaultSinkChanged(value.flatMap(Self.name(inJSON:)))
+            monitor.defaultSinkChanged(value.flatMap { SPAJSON.string(forKey: "name", in: $0) })
         } else if key == "suspend.playback" {
             monitor.playbackSuspendedChanged(value == "1")
         }
-    }
-
-    /// The `name` string of a tiny JSON object; enough for this one key's format.
-    static func name(inJSON text: String) -> String? {
-        let characters = Array(text)
-        let key = Array("\"name\"")
-        guard characters.count >= key.count,
-              let start = (0...(characters.count - key.count)).first(where: { Array(characters[$0..<($0 + key.count)]) == key })
-        else { return nil }
-        let rest = characters[(start + key.count)...].drop { $0 == " " || $0 == ":" || $0 == "\t" }
-        guard rest.first == "\"" else { return nil }
-        var name = ""
-        var escaped = false
-        for character in rest.dropFirst() {
-            if escaped {
-                name.append(character)
-                escaped = false
-            } else if character == "\\" {
-                escaped = true
-            } else if character == "\"" {
-                return name
-            } else {
-                name.append(character)
-            }
-        }
-        return nil
     }
 
     // `nonisolated(unsafe)`: written once at first use, read-only afterwards.

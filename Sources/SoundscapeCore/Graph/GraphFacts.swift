@@ -105,18 +105,20 @@ public struct CallDetection: Sendable, Equatable {
     }
 }
 
-/// The few shapes of SPA JSON that graph properties take.
-enum SPAJSON {
-    /// The words of a value that is a bare word, a space-separated list, or an
+/// The few shapes of SPA JSON that graph properties and metadata take: not a
+/// parser, a reader of words.
+public enum SPAJSON {
+    /// The words of a value that is a bare word, a space-separated list, an
     /// array (`[ "Communication", "Phone" ]`, or SPA JSON's relaxed
-    /// `[ Communication Phone ]`): quotes, commas and brackets dropped.
-    static func words(_ text: String) -> [String] {
+    /// `[ Communication Phone ]`) or a flat object: quotes, commas, brackets,
+    /// braces, `:` and `=` outside quotes dropped.
+    public static func words(_ text: String) -> [String] {
         var words: [String] = []
         var word = ""
         var quoted = false
         var escaped = false
-        func flush() {
-            if !word.isEmpty { words.append(word) }
+        func flush(quoted: Bool = false) {
+            if quoted || !word.isEmpty { words.append(word) }
             word = ""
         }
         for character in text {
@@ -128,14 +130,14 @@ enum SPAJSON {
                     escaped = true
                 } else if character == "\"" {
                     quoted = false
-                    flush()
+                    flush(quoted: true)
                 } else {
                     word.append(character)
                 }
             } else if character == "\"" {
                 flush()
                 quoted = true
-            } else if character == "[" || character == "]" || character == "," || character.isWhitespace {
+            } else if "[]{},:=".contains(character) || character.isWhitespace {
                 flush()
             } else {
                 word.append(character)
@@ -143,5 +145,13 @@ enum SPAJSON {
         }
         flush()
         return words
+    }
+
+    /// The value of `key` in a flat object such as the `default` metadata's
+    /// `{"name": "alsa_output.pci-0000_00_1f.3.analog-stereo"}`.
+    public static func string(forKey key: String, in text: String) -> String? {
+        let words = words(text)
+        guard let index = words.firstIndex(of: key), index + 1 < words.count else { return nil }
+        return words[index + 1]
     }
 }
