@@ -132,7 +132,7 @@ let package = Package(
         .executableTarget(name: "soundscape-bench", dependencies: ["TestSupport", "Varlink", "SoundscapeSystem", .product(name: "NIOPosix", package: "swift-nio")], path: "Benchmarks/SoundscapeBench"),
 
         // MARK: Tests
-        .testTarget(name: "SoundscapeCoreTests", dependencies: ["SoundscapeCore"]),
+        .testTarget(name: "SoundscapeCoreTests", dependencies: ["SoundscapeCore", "TestSupport"]),
         .testTarget(name: "SoundscapeSystemTests", dependencies: ["SoundscapeSystem"]),
         .testTarget(name: "SoundscapeDesktopTests", dependencies: ["SoundscapeDesktop", "SoundscapeCore"]),
         .testTarget(name: "VarlinkTests", dependencies: [

@@ -75,9 +75,10 @@ session_pipewire_running() {
 #
 # PipeWire and WirePlumber get a config and state home of their own in the
 # graph's directory: a default sink chosen here is not remembered in the
-# caller's ~/.local/state, and WirePlumber's hardware monitors are off (0.4
-# takes Lua, 0.5 a wireplumber.conf.d fragment and warns about Lua), so the
-# graph never touches a sound card or Bluetooth.
+# caller's ~/.local/state, and WirePlumber (0.4 or 0.5) reads scripts/no-hardware
+# as its configuration (0.4 takes its Lua, 0.5 its wireplumber.conf.d fragment),
+# so the graph never touches a sound card, Bluetooth or a camera; it fails if a
+# device shows up.
 start_private_pipewire() {
     local sink=${1:-soundscape-speaker}
     PRIVATE_GRAPH_DIR=$(mktemp -d /tmp/soundscaped-pipewire.XXXXXX)
@@ -86,24 +87,8 @@ start_private_pipewire() {
     unset PIPEWIRE_RUNTIME_DIR PIPEWIRE_REMOTE
     export DBUS_SESSION_BUS_ADDRESS=unix:path=$PRIVATE_GRAPH_DIR/bus
     mkdir -p "$PRIVATE_GRAPH_DIR/logs" "$PRIVATE_GRAPH_DIR/state"
-    local wireplumber=$PRIVATE_GRAPH_DIR/config/wireplumber
-    if wireplumber --version | grep -q "libwireplumber 0\.4\."; then
-        mkdir -p "$wireplumber/main.lua.d" "$wireplumber/bluetooth.lua.d"
-        printf '%s\n' 'alsa_monitor.enabled = false' 'v4l2_monitor.enabled = false' 'libcamera_monitor.enabled = false' \
-            > "$wireplumber/main.lua.d/60-soundscaped-headless.lua"
-        echo 'bluez_monitor.enabled = false' > "$wireplumber/bluetooth.lua.d/60-soundscaped-headless.lua"
-    else
-        mkdir -p "$wireplumber/wireplumber.conf.d"
-        cat > "$wireplumber/wireplumber.conf.d/60-soundscaped-headless.conf" <<'EOF2'
-wireplumber.profiles = {
-  main = {
-    hardware.audio = disabled
-    hardware.bluetooth = disabled
-    hardware.video-capture = disabled
-  }
-}
-EOF2
-    fi
+    mkdir -p "$PRIVATE_GRAPH_DIR/config"
+    cp -r "$ROOT/scripts/no-hardware/wireplumber" "$PRIVATE_GRAPH_DIR/config/"
     PRIVATE_GRAPH_PIDS=()
     PRIVATE_GRAPH_SINKS=()
     # setsid: a Ctrl-C meant for soundscaped must not take the graph down under it.
@@ -112,6 +97,7 @@ EOF2
     wait_for 5 "the private D-Bus" test -S "$PRIVATE_GRAPH_DIR/bus"
     start_graph_servers
     create_null_sink "$sink"
+    require_no_devices
 }
 
 # Starts pipewire, then wireplumber, with the graph's own config and state
@@ -148,6 +134,18 @@ restart_private_pipewire() {
     start_graph_servers
     PRIVATE_GRAPH_SINKS=()
     for sink in "${sinks[@]}"; do create_null_sink "$sink"; done
+    require_no_devices
+}
+
+# Fails (stopping the private graph) if the graph has a device: hardware a
+# session manager found, which a private graph must never touch.
+require_no_devices() {
+    local devices
+    devices=$(pw-cli ls Device) || die "pw-cli ls Device failed"
+    [ -z "$devices" ] && return 0
+    printf '%s\n' "$devices" >&2
+    stop_private_pipewire
+    die "the private PipeWire graph has a device (above): its WirePlumber did not keep away from hardware"
 }
 
 stop_private_pipewire() {

@@ -263,7 +263,7 @@ struct SignerProtocolTests {
                 "--signer-health-timeout", "1", "--signer-health-retries", "2", "--signer-restart-delay", "0.1",
                 "--signer-stop-timeout", "1",
             ])
-            FileManager.default.createFile(atPath: setup.records.appendingPathComponent("ok").path, contents: nil)
+            #expect(FileManager.default.createFile(atPath: setup.records.appendingPathComponent("ok").path, contents: nil))
             let events = try setup.daemon.followEvents()
             try setup.daemon.must("play")
             let first = try #require(SignerTests.pid(of: try events.next(reason: "signerStarted")))
@@ -273,7 +273,7 @@ struct SignerProtocolTests {
 
             // Signing stops: the probe hangs, and is killed at its timeout, twice.
             try FileManager.default.removeItem(at: setup.records.appendingPathComponent("ok"))
-            FileManager.default.createFile(atPath: setup.records.appendingPathComponent("hang").path, contents: nil)
+            #expect(FileManager.default.createFile(atPath: setup.records.appendingPathComponent("hang").path, contents: nil))
             let unhealthy = try events.next(reason: "signerUnhealthy", timeout: .seconds(10))
             #expect(unhealthy["message"] as? String == "2 failed health checks in a row: no answer within 1 s (killed)")
             #expect(Self.signer(unhealthy)["health"] as? String == "unhealthy")
@@ -289,7 +289,7 @@ struct SignerProtocolTests {
             #expect(try setup.daemon.status()["signer"].flatMap { ($0 as? [String: Any])?["health"] as? String } == "unhealthy")
 
             try FileManager.default.removeItem(at: setup.records.appendingPathComponent("hang"))
-            FileManager.default.createFile(atPath: setup.records.appendingPathComponent("ok").path, contents: nil)
+            #expect(FileManager.default.createFile(atPath: setup.records.appendingPathComponent("ok").path, contents: nil))
             let healthy = try events.next(reason: "signerHealthy", timeout: .seconds(10))
             #expect(Self.signer(healthy)["health"] as? String == "healthy")
             _ = try events.next(reason: "signerRestored")

@@ -17,9 +17,9 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         let watch = try #require(ServerSocketWatch(environment: ["XDG_RUNTIME_DIR": directory.path]))
         #expect(!watch.socketAppeared())
-        FileManager.default.createFile(atPath: directory.appendingPathComponent("pulse-0").path, contents: nil)
+        #expect(FileManager.default.createFile(atPath: directory.appendingPathComponent("pulse-0").path, contents: nil))
         #expect(!watch.socketAppeared(), "another file is not the socket")
-        FileManager.default.createFile(atPath: directory.appendingPathComponent("pipewire-0").path, contents: nil)
+        #expect(FileManager.default.createFile(atPath: directory.appendingPathComponent("pipewire-0").path, contents: nil))
         #expect(watch.socketAppeared())
         #expect(!watch.socketAppeared(), "each appearance is reported once")
     }

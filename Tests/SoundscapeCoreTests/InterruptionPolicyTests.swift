@@ -973,7 +973,7 @@ extension InterruptionPolicyTests {
             ["device.intended-roles": "Music Communication"],
         ])
         func callRoutes(properties: [String: String]) {
-            #expect(CallDetection.isCallRoute(properties: properties.merging(["media.class": "Audio/Sink"]) { a, _ in a }))
+            #expect(CallDetection().isCallRoute(properties: properties.merging(["media.class": "Audio/Sink"]) { a, _ in a }))
         }
 
         @Test(arguments: [
@@ -985,7 +985,7 @@ extension InterruptionPolicyTests {
             [:],
         ])
         func notCallRoutes(properties: [String: String]) {
-            #expect(!CallDetection.isCallRoute(properties: properties))
+            #expect(!CallDetection().isCallRoute(properties: properties))
         }
 
         @Test func defaultIsCallRoute() {
@@ -1118,7 +1118,8 @@ extension InterruptionPolicyTests {
         }
 
         @Test func interruptionCauseOrder() {
-            #expect(InterruptionCause.allCases == [.communicationStream, .callRoute, .serverPaused, .signerDown, .muted])
+            #expect(InterruptionCause.allCases == [.communicationStream, .callRoute, .serverPaused, .signerDown, .muted,
+                                                   .roleCorked])
             #expect(InterruptionCause.communicationStream < .callRoute)
             #expect(InterruptionCause.callRoute < .serverPaused)
             #expect(!(InterruptionCause.serverPaused < .communicationStream))

@@ -22,7 +22,7 @@ import Testing
         options.stateDirectory = directory + "/state"
         if let config {
             let path = directory + "/soundscaped.conf"
-            FileManager.default.createFile(atPath: path, contents: Data(config.utf8))
+            #expect(FileManager.default.createFile(atPath: path, contents: Data(config.utf8)))
             options.config = path
         }
         build(&options)
@@ -40,7 +40,7 @@ import Testing
 
     func file(_ name: String, mode: mode_t, contents: String = "secret\n") -> String {
         let path = directory + "/" + name
-        FileManager.default.createFile(atPath: path, contents: Data(contents.utf8))
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(contents.utf8)))
         chmod(path, mode)
         return path
     }

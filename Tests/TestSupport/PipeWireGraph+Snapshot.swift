@@ -138,6 +138,18 @@ extension PipeWireGraph {
         }
     }
 
+    /// A PipeWire device: hardware a monitor found (a sound card, a Bluetooth
+    /// headset, a camera), or one made by hand with `pw-cli create-device`.
+    public struct Device: Sendable, Hashable, CustomStringConvertible {
+        public var id: Int
+        public var props: [String: String]
+
+        public var description: String {
+            let name = props["device.name"] ?? props["device.nick"] ?? props["factory.name"] ?? "?"
+            return "Device(\(id), \(name), \(props["device.api"] ?? "-"))"
+        }
+    }
+
     /// A PipeWire client (connection).
     public struct Client: Sendable, Hashable {
         public var id: Int
@@ -161,6 +173,7 @@ extension PipeWireGraph {
         public var nodes: [Node]
         public var links: [Link]
         public var clients: [Client]
+        public var devices: [Device]
         /// metadata.name -> entries
         public var metadata: [String: [MetadataEntry]]
         /// Every object as raw JSON, for anything not modelled above.
@@ -178,6 +191,7 @@ extension PipeWireGraph {
             var nodes: [Node] = []
             var links: [Link] = []
             var clients: [Client] = []
+            var devices: [Device] = []
             var metadata: [String: [MetadataEntry]] = [:]
             for object in objects {
                 guard let id = object["id"]?.intValue, let type = object["type"]?.stringValue else { continue }
@@ -202,6 +216,8 @@ extension PipeWireGraph {
                             state: info["state"]?.stringValue))
                 case "PipeWire:Interface:Client":
                     clients.append(Client(id: id, props: Self.flatten(info?["props"])))
+                case "PipeWire:Interface:Device":
+                    devices.append(Device(id: id, props: Self.flatten(info?["props"])))
                 case "PipeWire:Interface:Metadata":
                     guard let name = object["props"]?["metadata.name"]?.stringValue else { continue }
                     let entries = (object["metadata"]?.arrayValue ?? []).compactMap { e -> MetadataEntry? in
@@ -218,6 +234,7 @@ extension PipeWireGraph {
             self.nodes = nodes
             self.links = links
             self.clients = clients
+            self.devices = devices
             self.metadata = metadata
             self.rawObjects = objects
         }

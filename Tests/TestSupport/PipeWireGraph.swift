@@ -32,7 +32,10 @@ import Glibc
 /// `deinit` stops the graph.
 ///
 /// WirePlumber's ALSA/BlueZ/V4L2/libcamera monitors are disabled (through an
-/// `XDG_CONFIG_HOME` override) so the graph never touches real hardware.
+/// `XDG_CONFIG_HOME` override holding `scripts/no-hardware`: Lua files for
+/// WirePlumber 0.4, a `wireplumber.conf.d` fragment for 0.5) so the graph never
+/// touches real hardware; `start()`, the restarts and `withGraph` fail if the
+/// graph has a device all the same (`requireNoDevices`).
 ///
 /// All methods block; they are safe to call from any thread.
 public final class PipeWireGraph: @unchecked Sendable {
@@ -65,7 +68,7 @@ public final class PipeWireGraph: @unchecked Sendable {
     ///   - keepOnFailure: keep the temp directory when the graph was marked failed
     ///     (`markFailed()`, a throwing `withGraph` body, or a failed `start()`).
     ///   - startupTimeout: bound for each daemon to become ready.
-    ///   - isolateHardware: disable WirePlumber's hardware monitors.
+    ///   - isolateHardware: disable WirePlumber's hardware monitors, and fail if the graph has a device.
     ///   - extraPipeWireConfig: written to `pipewire.conf.d/90-test.conf` in the
     ///     graph's `XDG_CONFIG_HOME` (e.g. `context.properties = { default.clock.quantum = 256 }`).
     public init(
@@ -97,14 +100,17 @@ public final class PipeWireGraph: @unchecked Sendable {
     }
 
     /// Starts a graph, runs `body`, always stops the graph. If `body` throws,
-    /// the graph is marked failed and the daemon log tails are printed to stderr.
+    /// or the graph has a device once it returns, the graph is marked failed and
+    /// the daemon log tails are printed to stderr.
     public static func withGraph<T>(
         keepOnFailure: Bool? = nil, extraPipeWireConfig: String? = nil, _ body: (PipeWireGraph) throws -> T
     ) throws -> T {
         let graph = try started(keepOnFailure: keepOnFailure, extraPipeWireConfig: extraPipeWireConfig)
         defer { graph.stop() }
         do {
-            return try body(graph)
+            let result = try body(graph)
+            try graph.checkIsolation()
+            return result
         } catch {
             graph.reportFailure(error)
             throw error
@@ -118,7 +124,9 @@ public final class PipeWireGraph: @unchecked Sendable {
         let graph = try started(keepOnFailure: keepOnFailure, extraPipeWireConfig: extraPipeWireConfig)
         defer { graph.stop() }
         do {
-            return try await body(graph)
+            let result = try await body(graph)
+            try graph.checkIsolation()
+            return result
         } catch {
             graph.reportFailure(error)
             throw error
@@ -230,6 +238,7 @@ public final class PipeWireGraph: @unchecked Sendable {
             try startDBus()
             try startPipeWire()
             try startWirePlumber()
+            try checkIsolation()
         } catch {
             markFailed()
             let tail = logTail(lines: 30)
@@ -245,19 +254,12 @@ public final class PipeWireGraph: @unchecked Sendable {
         }
         let config = dir.appendingPathComponent("config")
         if isolateHardware {
-            let main = config.appendingPathComponent("wireplumber/main.lua.d")
-            let bluetooth = config.appendingPathComponent("wireplumber/bluetooth.lua.d")
-            try fm.createDirectory(at: main, withIntermediateDirectories: true)
-            try fm.createDirectory(at: bluetooth, withIntermediateDirectories: true)
-            // Loaded after 50-*-config.lua and before 90-enable-all.lua (WirePlumber 0.4).
-            try """
-            -- soundscaped test harness: never touch real devices
-            alsa_monitor.enabled = false
-            v4l2_monitor.enabled = false
-            libcamera_monitor.enabled = false
-            """.write(to: main.appendingPathComponent("60-soundscape-test.lua"), atomically: true, encoding: .utf8)
-            try "bluez_monitor.enabled = false\n".write(
-                to: bluetooth.appendingPathComponent("60-soundscape-test.lua"), atomically: true, encoding: .utf8)
+            // The same files as scripts/lib.sh's private graph, proven on 0.5 by scripts/check-wireplumber-05.
+            let noHardware = Self.noHardwareConfiguration
+            guard fm.fileExists(atPath: noHardware.path) else {
+                throw HarnessError("no \(noHardware.path): the graph cannot keep WirePlumber away from hardware")
+            }
+            try fm.copyItem(at: noHardware, to: config.appendingPathComponent("wireplumber"))
         }
         if let extraPipeWireConfig {
             let confd = config.appendingPathComponent("pipewire/pipewire.conf.d")
@@ -372,6 +374,29 @@ public final class PipeWireGraph: @unchecked Sendable {
             object.props["metadata.name"] == "default"
                 && object.props["client.id"].flatMap(Int.init).map(clientIDs.contains) == true
         }
+    }
+
+    /// `scripts/no-hardware/wireplumber`: WirePlumber's user configuration in a
+    /// graph that must not touch real devices.
+    public static var noHardwareConfiguration: URL {
+        ProductLocator.packageRoot.appendingPathComponent("scripts/no-hardware/wireplumber", isDirectory: true)
+    }
+
+    /// Throws, naming them, if the graph has devices: a session manager found
+    /// hardware, which a test graph must never touch (the sound card would play
+    /// the tests, Bluetooth headsets would change profile).
+    public func requireNoDevices() throws {
+        let devices = try snapshot().devices
+        guard !devices.isEmpty else { return }
+        throw HarnessError("""
+            the test graph has \(devices.count) device(s): \(devices.map(\.description).joined(separator: ", ")); \
+            its WirePlumber did not keep away from hardware (is \(Self.noHardwareConfiguration.path) in its XDG_CONFIG_HOME?)
+            """)
+    }
+
+    /// `requireNoDevices` for a graph that isolates hardware.
+    func checkIsolation() throws {
+        if isolateHardware { try requireNoDevices() }
     }
 
     /// Parses `pw-cli ls` output into (id, type, props).
@@ -494,6 +519,7 @@ public final class PipeWireGraph: @unchecked Sendable {
         do {
             try startPipeWire()
             try startWirePlumber()
+            try checkIsolation()
         } catch {
             throw HarnessError("restartPipeWire() failed: \(error)\n\(logTail(lines: 30))")
         }
@@ -504,6 +530,7 @@ public final class PipeWireGraph: @unchecked Sendable {
         if let wp = process(.wireplumber), wp.isRunning { wp.terminate(gracePeriod: .seconds(3)) }
         do {
             try startWirePlumber()
+            try checkIsolation()
         } catch {
             throw HarnessError("restartWirePlumber() failed: \(error)\n\(logTail(lines: 30))")
         }
@@ -681,22 +708,49 @@ public final class PipeWireGraph: @unchecked Sendable {
 
     /// Sets `default.configured.audio.sink` and waits until WirePlumber has
     /// made it the effective default (`default.audio.sink`).
+    ///
+    /// Watched by one `pw-metadata -m`, bound before the change, not by polling
+    /// `pw-dump`: while a client's binding of a metadata is being set up,
+    /// PipeWire's module-metadata (`metadata_property`, in 0.3.65, 1.4 and
+    /// upstream's today) forwards a change only to that binding, so a poll
+    /// binding at the moment WirePlumber switched the default hid the switch
+    /// from the daemon under test (3 switches of some 350 in a stress run). The
+    /// owner answers the monitor's binding before it sees the write, so the
+    /// switch the write causes reaches every client.
     public func setDefaultSink(name: String, timeout: Duration = .seconds(5)) throws {
+        let monitor = try spawn("pw-metadata", ["-m", "-n", "default"], name: "pw-metadata-monitor", stdout: .capture)
+        defer { _ = monitor.terminate() }
+        var seen: [String] = []
+        /// The next `default.audio.sink` the monitor prints.
+        func nextDefault(until deadline: ContinuousClock.Instant) throws -> String? {
+            while let line = monitor.nextLine(timeout: max(.zero, deadline - ContinuousClock.now)) {
+                seen.append(line)
+                if line.contains("key:'default.audio.sink'") { return Self.metadataName(inMonitorLine: line) }
+            }
+            let sinks = (try? snapshot().sinks.compactMap(\.name)) ?? []
+            throw HarnessError("""
+                Default sink did not become '\(name)' within \(formatSeconds(timeout)); sinks: \(sinks); \
+                pw-metadata -m printed: \(seen)
+                """)
+        }
+        let deadline = ContinuousClock.now + timeout
+        // Its first lines are the metadata as it is: the default sink is among them once a sink exists.
+        let current = try nextDefault(until: deadline)
         let value = "{ \"name\": \"\(name)\" }"
         try run(["pw-metadata", "-n", "default", "0", "default.configured.audio.sink", value, "Spa:String:JSON"])
             .requireSuccess()
-        var current: String?
-        do {
-            try waitUntil(timeout: timeout, "default sink") {
-                current = try? defaultSink()
-                return current == name
-            }
-        } catch {
-            let sinks = (try? snapshot().sinks.compactMap(\.name)) ?? []
-            throw HarnessError(
-                "Default sink did not become '\(name)' within \(formatSeconds(timeout)); it is \(current ?? "unset"); sinks: \(sinks)"
-            )
-        }
+        guard current != name else { return }
+        while try nextDefault(until: deadline) != name {}
+    }
+
+    /// The sink name in a `pw-metadata -m` line such as
+    /// `update: id:0 key:'default.audio.sink' value:'{"name":"speaker"}' type:'Spa:String:JSON'`.
+    static func metadataName(inMonitorLine line: String) -> String? {
+        guard let start = line.range(of: "value:'"), let end = line.range(of: "' type:", options: .backwards),
+              start.upperBound <= end.lowerBound
+        else { return nil }
+        let json = String(line[start.upperBound..<end.lowerBound])
+        return try? Snapshot.nodeName(from: JSONDecoder().decode(JSONValue.self, from: Data(json.utf8)))
     }
 
     /// Waits until WirePlumber reports `name` as the default sink (e.g. after

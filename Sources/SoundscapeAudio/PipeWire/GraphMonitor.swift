@@ -10,17 +10,23 @@ enum InterfaceType {
 }
 
 /// Watches the graph for what the player must react to: sinks (and whether
-/// they are call routes), the default sink, and calls. Registry globals carry
-/// only a few properties, so sinks and streams are bound to read their full
-/// properties and state; the `default` metadata is bound to follow (and set)
-/// routing. Lives on the connection's loop thread.
+/// they are call routes or role-policy sinks), the default sink, calls, and
+/// the links between them. Registry globals carry only a few properties, so
+/// sinks and streams are bound to read their full properties and state; the
+/// `default` metadata is bound to follow (and set) routing. What the nodes
+/// and links mean is `GraphFacts(nodes:links:…)`'s to judge. Lives on the
+/// connection's loop thread.
 final class GraphMonitor {
     private let registry: OpaquePointer
     private var detection: CallDetection
     private let ownNodeName: String
     private var nodes: [UInt32: NodeWatch] = [:]
+    /// Every link in the graph; those between watched nodes make facts.
+    private var links: [UInt32: GraphLink] = [:]
     private var metadata: MetadataWatch?
     private(set) var defaultSink: String?
+    /// The `default` metadata's `suspend.playback` (WirePlumber 0.5's role-based policy).
+    private var playbackSuspended = false
     /// Our own stream nodes the registry has announced. A stream learns its node
     /// id before the server registers the node, and the server refuses metadata
     /// about an id it has not registered yet (ESTALE), so a target waits here
@@ -113,16 +119,25 @@ final class GraphMonitor {
         applyPendingTarget()
     }
 
+    func linkAdded(id: UInt32, output: UInt32, input: UInt32) {
+        links[id] = GraphLink(output: output, input: input)
+        publish()
+    }
+
     func removed(id: UInt32) {
         announcedOwnNodes.remove(id)
         if let watch = nodes.removeValue(forKey: id) {
             watch.close()
             publish()
         }
+        if links.removeValue(forKey: id) != nil {
+            publish()
+        }
         if metadata?.id == id {
             metadata?.close()
             metadata = nil
             defaultSink = nil
+            playbackSuspended = false
             publish()
         }
     }
@@ -151,20 +166,16 @@ final class GraphMonitor {
         publish()
     }
 
+    fileprivate func playbackSuspendedChanged(_ suspended: Bool) {
+        playbackSuspended = suspended
+        publish()
+    }
+
     private func publish() {
         guard startup == .complete else { return }
-        var sinks: [GraphFacts.Sink] = []
-        var calls: [String] = []
-        for watch in nodes.values.sorted(by: { $0.id < $1.id }) {
-            let properties = watch.properties
-            if properties[PW_KEY_MEDIA_CLASS] == "Audio/Sink", let name = properties[PW_KEY_NODE_NAME] {
-                sinks.append(.init(name: name, isCallRoute: CallDetection.isCallRoute(properties: properties)))
-            } else if watch.state == PW_NODE_STATE_RUNNING, detection.isCall(properties: properties) {
-                let who = properties[PW_KEY_APP_NAME] ?? properties[PW_KEY_NODE_NAME] ?? "node \(watch.id)"
-                calls.append(properties[PW_KEY_MEDIA_ROLE].map { "\(who) (\($0))" } ?? who)
-            }
-        }
-        let facts = GraphFacts(sinks: sinks, defaultSink: defaultSink, communicationStreams: calls)
+        let facts = GraphFacts(
+            nodes: nodes.values.map { GraphNode(id: $0.id, properties: $0.properties, isRunning: $0.state == PW_NODE_STATE_RUNNING) },
+            links: links.values, defaultSink: defaultSink, playbackSuspended: playbackSuspended, detection: detection)
         guard facts != lastFacts else { return }
         lastFacts = facts
         onChange?(facts)
@@ -262,40 +273,18 @@ private final class MetadataWatch {
         _ = scs_metadata_set_property(bound.proxy, subject, key, value == nil ? nil : "Spa:String", value)
     }
 
-    /// `default.audio.sink` holds `{"name": "…"}`.
+    /// `default.audio.sink` holds `{"name": "…"}`; `suspend.playback` is "1"
+    /// while WirePlumber's role-based policy holds its links inactive.
     private func property(subject: UInt32, key: String?, value: String?) {
         guard subject == PW_ID_CORE else { return }
         if key == nil {
             monitor.defaultSinkChanged(nil)  // everything was cleared
+            monitor.playbackSuspendedChanged(false)
         } else if key == "default.audio.sink" {
-            monitor.defaultSinkChanged(value.flatMap(Self.name(inJSON:)))
+            monitor.defaultSinkChanged(value.flatMap { SPAJSON.string(forKey: "name", in: $0) })
+        } else if key == "suspend.playback" {
+            monitor.playbackSuspendedChanged(value == "1")
         }
-    }
-
-    /// The `name` string of a tiny JSON object; enough for this one key's format.
-    static func name(inJSON text: String) -> String? {
-        let characters = Array(text)
-        let key = Array("\"name\"")
-        guard characters.count >= key.count,
-              let start = (0...(characters.count - key.count)).first(where: { Array(characters[$0..<($0 + key.count)]) == key })
-        else { return nil }
-        let rest = characters[(start + key.count)...].drop { $0 == " " || $0 == ":" || $0 == "\t" }
-        guard rest.first == "\"" else { return nil }
-        var name = ""
-        var escaped = false
-        for character in rest.dropFirst() {
-            if escaped {
-                name.append(character)
-                escaped = false
-            } else if character == "\\" {
-                escaped = true
-            } else if character == "\"" {
-                return name
-            } else {
-                name.append(character)
-            }
-        }
-        return nil
     }
 
     // `nonisolated(unsafe)`: written once at first use, read-only afterwards.

@@ -144,6 +144,7 @@ final class StreamConnection {
                 guard let output = lookup(props, PW_KEY_LINK_OUTPUT_NODE).flatMap(UInt32.init),
                       let input = lookup(props, PW_KEY_LINK_INPUT_NODE).flatMap(UInt32.init) else { return }
                 connection.routes.addLink(id: id, output: output, input: input)
+                connection.graph.linkAdded(id: id, output: output, input: input)
             default:
                 return
             }

@@ -1,5 +1,6 @@
-/// Calls, call routes, the server pausing us, and the sink we play to: what
-/// outranks us right now and where our stream belongs.
+/// Calls, call routes, the server pausing us, the role-based policy corking
+/// us, and the sink we play to: what outranks us right now and where our
+/// stream belongs.
 ///
 /// A part of `PlayerMachine`, which feeds it the graph's facts and carries out
 /// what it decides. Like the machine it does no I/O and reads no clock.
@@ -23,6 +24,18 @@ struct InterruptionPolicy: Sendable {
         case linked(sink: String, since: ContinuousClock.Instant)
     }
 
+    /// WirePlumber's role-based policy holding our link (see `roleCork`).
+    enum Cork: Sendable, Equatable {
+        case none
+        /// The graph shows our link corked, for this reason.
+        case held(RoleCork)
+        /// What corked us is gone since `since`: WirePlumber links us again at
+        /// once, and the graph runs our stream again, which takes a moment.
+        /// Until it does, or `corkReleaseGrace` has passed, the cork goes on, so
+        /// that moment is not judged a failed start.
+        case releasing(RoleCork, since: ContinuousClock.Instant)
+    }
+
     /// What `reconcile` found for the machine to act on.
     struct Outcome: Sendable, Equatable {
         /// A pausing interruption ended and auto-resume is off: the session stays
@@ -32,18 +45,24 @@ struct InterruptionPolicy: Sendable {
         var volumeChanged = false
         /// News of that duck, unless the input has its own.
         var duckNews: PlayerMachine.Announcement?
+        /// When to judge again: the end of a releasing cork's grace.
+        var tick: ContinuousClock.Instant?
     }
 
     var preferences: Preferences
     let serverPauseGrace: Duration
+    /// How long the return from a cork may take: as long as a start.
+    let corkReleaseGrace: Duration
     /// The graph as last reported; nil until the output has seen it (and after it lost the server).
     private(set) var graph: GraphFacts?
     private(set) var link: Link = .never
     private(set) var effect: Effect = .none
+    private(set) var cork: Cork = .none
 
-    init(preferences: Preferences, serverPauseGrace: Duration) {
+    init(preferences: Preferences, serverPauseGrace: Duration, corkReleaseGrace: Duration = .seconds(3)) {
         self.preferences = preferences
         self.serverPauseGrace = serverPauseGrace
+        self.corkReleaseGrace = corkReleaseGrace
     }
 
     /// The sink our stream is linked to now.
@@ -69,6 +88,7 @@ struct InterruptionPolicy: Sendable {
     /// Without a server nothing is known about sinks or calls.
     mutating func serverLost() {
         graph = nil
+        cork = .none
     }
 
     /// Records the new link; returns the news of a move from one sink to another
@@ -104,6 +124,7 @@ struct InterruptionPolicy: Sendable {
         if let graph {
             if !graph.communicationStreams.isEmpty { causes.insert(.communicationStream) }
             if graph.defaultIsCallRoute || graph.sink(named: route)?.isCallRoute == true { causes.insert(.callRoute) }
+            if roleCork != nil { causes.insert(.roleCorked) }
         }
         if case .linked(_, let linkedSince) = link, case .active(_, streaming: false, let since) = output, sessionAudible,
            now - max(since, linkedSince) >= serverPauseGrace {
@@ -113,9 +134,53 @@ struct InterruptionPolicy: Sendable {
     }
 
     /// A call route always pauses us (we never play into one); a call pauses
-    /// us in `pause` mode. `serverPaused` is the server's doing, not ours to act on.
+    /// us in `pause` mode. `serverPaused` and `roleCorked` are the graph's
+    /// doing, not ours to act on: our stream stays ready for when it lets go.
     func pauses(_ causes: Set<InterruptionCause>) -> Bool {
         causes.contains(.callRoute) || (causes.contains(.communicationStream) && preferences.interruptionMode == .pause)
+    }
+
+    /// Whether these causes make the player `interrupted`: those that pause us,
+    /// and the graph holding us silent.
+    func interrupts(_ causes: Set<InterruptionCause>) -> Bool {
+        pauses(causes) || causes.contains(.serverPaused) || causes.contains(.roleCorked)
+    }
+
+    /// Why WirePlumber's role-based policy holds our link corked, if it does
+    /// (as of the last `reconcile`); it ends when the policy links us again.
+    var roleCork: RoleCork? {
+        switch cork {
+        case .none: nil
+        case .held(let cause), .releasing(let cause, _): cause
+        }
+    }
+
+    /// What the graph shows: our stream is not linked, and the sink it is meant
+    /// for (the one we ask for, else the last one it was on) is a role-policy
+    /// sink whose links the policy holds inactive now. A corked link has no
+    /// PipeWire links at all, so this is the only sign of it.
+    private var corkInGraph: RoleCork? {
+        guard let graph, route == nil, let sink = desiredTarget() ?? lastSink else { return nil }
+        return graph.roleCork(ofLinkInto: sink)
+    }
+
+    /// Follows the cork; returns when to look again while one is releasing.
+    private mutating func updateCork(output: PlayerMachine.Output, now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
+        if let cause = corkInGraph {
+            cork = .held(cause)
+            return nil
+        }
+        let streaming = if case .active(_, streaming: true, _) = output { true } else { false }
+        switch cork {
+        case .held(let cause) where !streaming:
+            cork = .releasing(cause, since: now)
+            return now + corkReleaseGrace
+        case .releasing(_, let since) where !streaming && now - since < corkReleaseGrace:
+            return nil
+        default:
+            cork = .none
+            return nil
+        }
     }
 
     private func ducks(_ causes: Set<InterruptionCause>) -> Bool {
@@ -144,9 +209,12 @@ struct InterruptionPolicy: Sendable {
         return !graph.sinks.contains { !$0.isCallRoute }
     }
 
-    /// The interruption an `interrupted` event names: a call route first, then a pausing call.
+    /// The interruption an `interrupted` event names: a call route first, then
+    /// a pausing call, then the role-based policy's cork.
     func mainCause(of causes: Set<InterruptionCause>) -> InterruptionCause {
-        causes.contains(.callRoute) ? .callRoute : causes.contains(.communicationStream) && pauses(causes) ? .communicationStream : .serverPaused
+        if causes.contains(.callRoute) { return .callRoute }
+        if causes.contains(.communicationStream) && pauses(causes) { return .communicationStream }
+        return causes.contains(.roleCorked) ? .roleCorked : .serverPaused
     }
 
     func describe(_ cause: InterruptionCause) -> String {
@@ -163,6 +231,16 @@ struct InterruptionPolicy: Sendable {
         case .signerDown, .muted:
             // Not the graph's doing: PlayerMachine describes these.
             return cause.rawValue
+        case .roleCorked:
+            let sink = desiredTarget() ?? lastSink ?? "?"
+            switch roleCork {
+            case .outranked(let by)?:
+                return "the role-based policy corked our link to \(sink) for a stream in \(by)"
+            case .playbackSuspended?:
+                return "the role-based policy corked our link to \(sink): playback is suspended"
+            case nil:
+                return "the role-based policy corked our link to \(sink)"
+            }
         }
     }
 
@@ -172,13 +250,14 @@ struct InterruptionPolicy: Sendable {
     /// derived from the facts on every input, never from an "it ended" signal.
     mutating func reconcile(wantsPlaying: Bool, output: PlayerMachine.Output, sessionAudible: Bool,
                             now: ContinuousClock.Instant) -> Outcome {
+        let tick = updateCork(output: output, now: now)
         // Without graph facts (no server) nothing is known about calls: keep the last judgement.
         guard graph != nil || !wantsPlaying else { return Outcome() }
         let causes = wantsPlaying ? self.causes(output: output, sessionAudible: sessionAudible, now: now) : []
         let pausing = pauses(causes)
         // "Ended" means the call and the call route are gone, not that the mode changed.
         let ended = causes.isDisjoint(with: [.communicationStream, .callRoute])
-        var outcome = Outcome()
+        var outcome = Outcome(tick: tick)
         var wants = wantsPlaying
         if effect == .pausing && ended && wants && !preferences.autoResume {
             wants = false

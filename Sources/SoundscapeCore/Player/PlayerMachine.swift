@@ -45,7 +45,8 @@ public struct PlayerMachine: Sendable {
     public init(desired: DesiredState, preferences: Preferences = .default, configuration: Configuration = .init()) {
         self.desired = desired
         self.configuration = configuration
-        policy = InterruptionPolicy(preferences: preferences, serverPauseGrace: configuration.serverPauseGrace)
+        policy = InterruptionPolicy(preferences: preferences, serverPauseGrace: configuration.serverPauseGrace,
+                                    corkReleaseGrace: configuration.startTimeout)
         ladder = ReviveLadder(interval: configuration.reviveInterval)
     }
 
@@ -86,7 +87,7 @@ public struct PlayerMachine: Sendable {
         case .playing: break
         }
         let causes = interruptions(now: now)
-        if policy.pauses(causes) || !causes.isDisjoint(with: [.serverPaused, .signerDown, .muted]) { return .interrupted }
+        if policy.interrupts(causes) || !causes.isDisjoint(with: [.signerDown, .muted]) { return .interrupted }
         if ladder.isWorking || policy.noUsableSink { return .recovering }
         switch output {
         case .active(_, streaming: true, _):
@@ -180,8 +181,9 @@ public struct PlayerMachine: Sendable {
 
         case .outputStalled:
             // Only a stream the graph claims to run can stall; a paused one is waiting, which
-            // the start deadline covers.
-            if case .active(_, streaming: true, _) = output, desired.wantsPlaying {
+            // the start deadline covers. A stream the role-based policy corked is waiting too:
+            // replacing it would not bring its link back.
+            if case .active(_, streaming: true, _) = output, desired.wantsPlaying, policy.roleCork == nil {
                 actions += ladder.stalled(now: now)
             }
 
@@ -271,6 +273,7 @@ public struct PlayerMachine: Sendable {
             news = pause
         }
         if outcome.volumeChanged { actions.append(.setVolume(effectiveVolume)) }
+        if let tick = outcome.tick { actions.append(.scheduleTick(at: tick)) }
         if let duckNews = outcome.duckNews { news = news ?? duckNews }
         return actions
     }

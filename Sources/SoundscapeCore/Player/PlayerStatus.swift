@@ -13,7 +13,8 @@ public struct PlayerStatus: Sendable, Equatable, Codable {
     public var wantsPlaying: Bool
     /// The signer host, or null when none is configured.
     public var signer: SignerStatus?
-    /// What interrupts playback now (`communicationStream`, `callRoute`, `serverPaused`).
+    /// What interrupts playback now (`InterruptionCause`: `communicationStream`,
+    /// `callRoute`, `serverPaused`, `roleCorked`).
     public var interruptions: [String] = []
     /// Whether the volume is lowered for a call (interruption mode `duck`).
     public var ducked = false

@@ -153,6 +153,11 @@ public enum InterruptionCause: String, Sendable, Codable, CaseIterable, Comparab
     case signerDown
     /// The volume is off: the stream is inactive, so the sink can suspend; the session goes on.
     case muted
+    /// WirePlumber's role-based policy (0.5.4+, opt-in) corked our link to a
+    /// role sink for a stream that outranks ours (an alert, a call), or because
+    /// `suspend.playback` is set: our stream stays as it is, unlinked, until
+    /// the policy links it again.
+    case roleCorked
 
     public static func < (lhs: Self, rhs: Self) -> Bool {
         allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!

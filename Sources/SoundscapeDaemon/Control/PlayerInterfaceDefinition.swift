@@ -16,6 +16,9 @@ enum PlayerInterfaceDefinition {
         "(" + E.allCases.map(\.rawValue).joined(separator: ", ") + ")"
     }
 
+    /// The interruption causes, as `interruptions` and an `interrupted` event's `cause` name them.
+    private static let causes = InterruptionCause.allCases.map(\.rawValue).joined(separator: ", ")
+
     static let idl = """
         # Control and events of soundscaped, the keep-alive soundscape service.
         # Volumes are percentages (0-100); gain follows a cubic curve.
