@@ -13,7 +13,8 @@ extension Player {
         case .playing:
             let flowing = status.state == .playing
             checks.append(.init(name: HealthReport.Name.audio, ok: flowing,
-                                detail: flowing ? nil : "wanted playing but \(status.state.rawValue)"))
+                                detail: flowing ? nil : "wanted playing but \(status.state.rawValue)"
+                                    + (status.noSink ? ": no sink to play to" : "")))
         case .paused:
             checks.append(.init(name: HealthReport.Name.audio, ok: true, detail: "not wanted (paused)"))
         case .stopped:
