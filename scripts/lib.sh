@@ -11,6 +11,14 @@ RUNTIME_PACKAGES=(pkg-config libpipewire-0.3-dev libspa-0.2-dev libopus-dev libo
 # systemd: busctl, systemd-inhibit and systemd-notify; playerctl and python3-dbusmock for the desktop
 # tests; python3-sdnotify for the fixture signer, which speaks sd_notify as a real signer would.
 TEST_PACKAGES=(sox opus-tools python3 python3-venv procps systemd playerctl python3-dbusmock python3-sdnotify)
+# The Python packages the tests take from PyPI, in a venv of their own (TEST_VENV), beside
+# Debian's python3: python-varlink (our IDL parses with independent varlink tooling), and
+# nostr-sdk pinned at 0.37.0, the last release with a NIP-46 remote signer
+# (NostrConnectRemoteSigner) and a local relay (MockRelay): the real bunker the signer
+# checks supervise (Tests/EndToEndTests/Fixtures/nip46). Its wheels are built for
+# CPython 3.9 to 3.12 only: Debian 12's 3.11 takes it, Debian 13's 3.13 does not.
+TEST_PYTHON_PACKAGES=(varlink nostr-sdk==0.37.0)
+TEST_VENV=$ROOT/.build-python
 # What the Swift toolchain itself needs on Debian 12 (from swift.org's install guide).
 SWIFT_PACKAGES=(binutils git gnupg2 libc6-dev libcurl4-openssl-dev libedit2 libgcc-12-dev libpython3-dev
                 libsqlite3-0 libstdc++-12-dev libxml2-dev libz3-dev tzdata unzip zlib1g-dev curl ca-certificates)
@@ -60,6 +68,19 @@ ensure_swift() {
     rm -rf "$tmp"
     export PATH=/opt/swift/usr/bin:$PATH
     command -v swift >/dev/null || die "Swift was unpacked but does not run; see https://www.swift.org/install/linux/"
+}
+
+# Makes TEST_VENV hold TEST_PYTHON_PACKAGES (nothing to do when it does).
+ensure_test_python() {
+    # shellcheck disable=SC2016  # the program is Python
+    "$TEST_VENV/bin/python3" -c 'import sys, importlib.metadata as m
+for spec in sys.argv[1:]:
+    name, _, version = spec.partition("==")
+    if version and m.version(name) != version or not version and not m.version(name):
+        sys.exit(1)' "${TEST_PYTHON_PACKAGES[@]}" 2>/dev/null && return 0
+    say "Installing ${TEST_PYTHON_PACKAGES[*]} into $TEST_VENV"
+    python3 -m venv "$TEST_VENV"
+    "$TEST_VENV/bin/pip" install --quiet --disable-pip-version-check "${TEST_PYTHON_PACKAGES[@]}"
 }
 
 # True when a PipeWire server answers for this session.

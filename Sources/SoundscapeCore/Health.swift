@@ -30,3 +30,23 @@ public struct HealthReport: Sendable, Equatable, Codable {
         public static let store = "stateStoreWritable"
     }
 }
+
+extension HealthReport.Check {
+    /// `signerAlive`: whether the signer host does its job, for a keep-alive
+    /// session that wants it. It fails while signing is down (the verdict the
+    /// sound follows: failed, hung, unhealthy, or not up for the start grace),
+    /// naming why, and while its process is not running or starting (a restart
+    /// under way); a process that exists but no longer signs is no alive signer.
+    /// Passes, "not wanted", while nobody wants it.
+    public static func signer(_ signer: SignerStatus, wanted: Bool, downReason: String?) -> Self {
+        guard wanted else { return .init(name: HealthReport.Name.signer, ok: true, detail: "not wanted") }
+        var host = "signer host \(signer.state.rawValue)"
+        if signer.health == .unhealthy { host += ", its health check fails" }
+        if let lastExit = signer.lastExit { host += " (last \(lastExit))" }
+        if let downReason {
+            return .init(name: HealthReport.Name.signer, ok: false, detail: "signing is down (\(downReason)): \(host)")
+        }
+        let ok = signer.state == .running || signer.state == .starting
+        return .init(name: HealthReport.Name.signer, ok: ok, detail: ok ? nil : host)
+    }
+}

@@ -14,7 +14,7 @@ enum Output {
             ("State", status.state.rawValue + (status.state != .stopped && status.state != .paused && !status.isPlaying ? " (no audio flowing)" : "")),
             ("Soundscape", status.soundscape.rawValue),
             ("Volume", "\(status.volume.percent)%"),
-            ("Route", status.route ?? "—"),
+            ("Route", status.route ?? (status.noSink ? "— (no sink to play to; waiting for one)" : "—")),
         ]
         if !status.interruptions.isEmpty {
             rows.append(("Interrupted", status.interruptions.joined(separator: ", ") + (status.ducked ? " (ducked)" : "")))

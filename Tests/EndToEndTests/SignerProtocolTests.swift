@@ -279,6 +279,9 @@ struct SignerProtocolTests {
             #expect(Self.signer(unhealthy)["health"] as? String == "unhealthy")
             let down = try events.next(reason: "signerDown")
             #expect(down["message"] as? String == "unhealthy")
+            let signerAlive = try StateStoreFaultTests.health(setup.daemon)["signerAlive"] ?? [:]
+            #expect(signerAlive["ok"] as? Bool == false, "GetHealth fails while signing is down")
+            #expect((signerAlive["detail"] as? String)?.hasPrefix("signing is down (unhealthy): signer host ") == true, "\(signerAlive)")
             let probePID = try #require(setup.file("probe.pid").flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) })
             #expect(!SignerTests.isAlive(probePID), "a probe past its timeout is killed")
 
@@ -293,6 +296,7 @@ struct SignerProtocolTests {
             let healthy = try events.next(reason: "signerHealthy", timeout: .seconds(10))
             #expect(Self.signer(healthy)["health"] as? String == "healthy")
             _ = try events.next(reason: "signerRestored")
+            #expect(try StateStoreFaultTests.health(setup.daemon)["signerAlive"]?["ok"] as? Bool == true)
             #expect(!events.seen.contains { $0["reason"] as? String == "signerDown" && $0["seq"] as? Int != down["seq"] as? Int })
             events.stop()
         }

@@ -185,6 +185,10 @@ struct SignerTests {
             #expect(held["state"] as? String == "interrupted")
             #expect(held["interruptions"] as? [String] == ["signerDown"])
             #expect(held["wantsPlaying"] as? Bool == true)
+            let signerAlive = try StateStoreFaultTests.health(setup.daemon)["signerAlive"] ?? [:]
+            #expect(signerAlive["ok"] as? Bool == false)
+            #expect((signerAlive["detail"] as? String)?.hasPrefix("signing is down (failed): signer host failed (last exited with status 5)") == true,
+                    "\(signerAlive)")
 
             try setup.daemon.must("play")
             let fresh = try events.next(reason: "signerStarted")
@@ -270,6 +274,42 @@ struct SignerTests {
             #expect(result.succeeded, "the daemon stopped answering: \(result)")
             let log = try String(contentsOf: graph.logDirectory.appendingPathComponent("soundscaped.log"), encoding: .utf8)
             #expect(log.contains("is not reading its events"))
+        }
+    }
+
+    @Test("with no sink, the keep-alive session and its signer run, and status and health say there is no sink")
+    func noSink() throws {
+        try PipeWireGraph.withGraph { graph in
+            let setup = try Setup(graph: graph)
+            try graph.destroyNode(name: "speaker")
+            let events = try setup.daemon.followEvents()
+            let play = try setup.daemon.ctl("play")
+            #expect(play.succeeded && play.stderr.contains("will play as soon as audio output is available"), "\(play)")
+            let pid = try #require(Self.pid(of: try events.next(reason: "signerStarted")))
+            try waitUntil(timeout: .seconds(5), "status to say there is no sink") {
+                try setup.daemon.status()["noSink"] as? Bool == true
+            }
+            let status = try setup.daemon.status()
+            #expect(status["route"] is NSNull)
+            #expect(status["state"] as? String == "recovering")
+            #expect(status["isPlaying"] as? Bool == false)
+            #expect(status["wantsPlaying"] as? Bool == true)
+            #expect((status["signer"] as? [String: Any])?["state"] as? String == "running")
+            #expect(Self.isAlive(pid))
+            let human = try setup.daemon.must("status").stdout
+            #expect(human.contains("Route       — (no sink to play to; waiting for one)"), "\(human)")
+            let health = try StateStoreFaultTests.health(setup.daemon)
+            #expect(health["audioFlowing"]?["detail"] as? String == "wanted playing but recovering: no sink to play to")
+            #expect(health["signerAlive"]?["ok"] as? Bool == true, "the signer runs without a sink")
+
+            // A sound device appears: it plays there, with the same signer.
+            try graph.createNullSink(name: "speaker")
+            try waitUntil(timeout: .seconds(10), "the daemon to play once a sink appears") {
+                try setup.daemon.status()["isPlaying"] as? Bool == true
+            }
+            #expect(try setup.daemon.status()["noSink"] as? Bool == false)
+            #expect((try setup.daemon.status()["signer"] as? [String: Any])?["pid"] as? Int == pid)
+            events.stop()
         }
     }
 

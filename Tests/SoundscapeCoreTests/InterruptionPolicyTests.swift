@@ -778,6 +778,7 @@ extension InterruptionPolicyTests {
             #expect(gone == [.emit(.routeChangeFailed, message: "no sink to play to; waiting for one")])
             #expect(driver.status.state == .recovering)
             #expect(driver.status.interruptions == [])
+            #expect(driver.status.noSink, "status says there is no sink")
             #expect(driver.send(.routeChanged(nil)) == [])
             let pausedAt = driver.now
             #expect(driver.send(.outputStreaming(false)) == [.scheduleTick(at: pausedAt + D.timeout)])
@@ -786,6 +787,7 @@ extension InterruptionPolicyTests {
 
             #expect(driver.send(.graphChanged(facts([sink(usb)], default: usb)), after: .seconds(10)) == [.setTarget(usb)])
             #expect(driver.status.state == .recovering)
+            #expect(!driver.status.noSink)
             #expect(driver.send(.outputStreaming(true)) == [.emit(.resumed, message: nil)])
             #expect(driver.status.state == .playing)
             #expect(driver.send(.routeChanged(usb))

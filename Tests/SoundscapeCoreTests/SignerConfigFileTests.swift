@@ -107,6 +107,36 @@ import SoundscapeCore
         }
     }
 
+    /// The configurations docs/signer.md promises for real signers are the ones
+    /// scripts/check-package runs: each `<!-- tested: NAME -->` block parses, and
+    /// check-package takes each by its name (`use_config NAME`, through
+    /// scripts/doc-config.py), and takes no block the page lacks.
+    @Test func theDocumentedSignerConfigsAreTheOnesTheChecksRun() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let page = try String(contentsOf: root.appendingPathComponent("docs/signer.md"), encoding: .utf8)
+        let check = try String(contentsOf: root.appendingPathComponent("scripts/check-package"), encoding: .utf8)
+        var tested: [String: ConfigFile] = [:]
+        for part in page.components(separatedBy: "<!-- tested: ").dropFirst() {
+            let name = String(part.prefix { $0 != " " })
+            let fence = "\(name) -->\n```ini\n"
+            #expect(part.hasPrefix(fence), "the tested block \(name) must follow its marker at once")
+            let block = part.dropFirst(fence.count).components(separatedBy: "```")[0]
+            tested[name] = try ConfigFile(parsing: block)
+        }
+        #expect(Set(tested.keys) == ["nip46-bunker", "bifrost-host", "passphrase-stdin", "igloo-server"])
+        let taken = Set(check.components(separatedBy: "\n").compactMap { line -> String? in
+            let words = line.split(separator: " ")
+            guard words.count >= 2, words[0] == "use_config" else { return nil }
+            return String(words[1])
+        })
+        #expect(taken == Set(tested.keys), "scripts/check-package runs \(taken.sorted()), docs/signer.md marks \(tested.keys.sorted())")
+        #expect(tested["bifrost-host"]?.signerStopSignal == .int)
+        #expect(tested["passphrase-stdin"]?.signerStdin == .file("/home/me/.config/my-signer/passphrase"))
+        #expect(tested["nip46-bunker"]?.signerStdin == .null)
+        #expect(tested["igloo-server"]?.signerHealthCommand
+                == ["sh", "-c", "curl -fsS http://127.0.0.1:8002/api/status | jq -e .health.isConnected"])
+    }
+
     @Test func theNewKeysAreKnownAndOnceOnly() throws {
         for key in ["signer-stdin", "signer-stop-signal", "signer-type", "signer-restart-max-delay", "signer-health-command",
                     "signer-health-interval", "signer-health-timeout", "signer-health-retries",

@@ -52,6 +52,7 @@ import SoundscapeCore
         #expect(driver.send(.tick, at: wantedAt + .milliseconds(9999)) == [])
         #expect(driver.send(.tick, at: wantedAt + .seconds(10)) == Self.down("not running and ready for 10 s"))
         #expect(driver.machine.isDown)
+        #expect(driver.machine.downReason == "not running and ready for 10 s", "what GetHealth's signerAlive names")
         let readyAt = wantedAt + .seconds(15)
         #expect(driver.send(SignerNotifyTests.ready, at: readyAt) == [
             .emit(.signerReady, message: nil), .scheduleTick(at: readyAt + .seconds(10)),
@@ -59,6 +60,7 @@ import SoundscapeCore
         #expect(driver.send(.tick, at: readyAt + .milliseconds(9999)) == [])
         #expect(driver.send(.tick, at: readyAt + .seconds(10)) == Self.restored)
         #expect(!driver.machine.isDown)
+        #expect(driver.machine.downReason == nil)
     }
 
     @Test func aCrashBackWithinTheGraceDoesNotFlap() throws {

@@ -214,7 +214,7 @@ import SoundscapeCore
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         let text = String(decoding: try encoder.encode(status), as: UTF8.self)
-        #expect(text == #"{"ducked":false,"interruptions":[],"isPlaying":true,"keepAwake":null,"route":null,"signer":null,"soundscape":"rain","state":"playing","volume":40,"wantsPlaying":true}"#)
+        #expect(text == #"{"ducked":false,"interruptions":[],"isPlaying":true,"keepAwake":null,"noSink":false,"route":null,"signer":null,"soundscape":"rain","state":"playing","volume":40,"wantsPlaying":true}"#)
         #expect(try JSONDecoder().decode(PlayerStatus.self, from: Data(text.utf8)) == status)
     }
 
@@ -226,13 +226,23 @@ import SoundscapeCore
         #expect(try JSONDecoder().decode(PlayerStatus.self, from: data) == routed)
     }
 
+    @Test func noSinkIsWrittenAndAnOlderDaemonsStatusDecodesWithout() throws {
+        var lost = status
+        lost.noSink = true
+        let data = try JSONEncoder().encode(lost)
+        #expect(try object(data)["noSink"] as? Bool == true)
+        #expect(try JSONDecoder().decode(PlayerStatus.self, from: data) == lost)
+        let older = #"{"state":"recovering","isPlaying":false,"soundscape":"rain","volume":40,"route":null,"wantsPlaying":true}"#
+        #expect(try JSONDecoder().decode(PlayerStatus.self, from: Data(older.utf8)).noSink == false)
+    }
+
     @Test func eventEncodesFlatAndDecodesBackEqual() throws {
         let event = PlayerEvent(seq: 42, time: Timestamp(millisecondsSince1970: 1_795_208_645_123), type: .player,
                                 reason: .decodeError, message: "cannot play 'x'", status: status)
         let data = try JSONEncoder().encode(event)
         let json = try object(data)
         #expect(Set(json.keys) == ["seq", "time", "type", "reason", "message",
-                                   "state", "isPlaying", "soundscape", "volume", "route", "wantsPlaying", "signer",
+                                   "state", "isPlaying", "soundscape", "volume", "route", "noSink", "wantsPlaying", "signer",
                                    "interruptions", "ducked", "keepAwake"])
         #expect(json["seq"] as? Int == 42)
         #expect(json["time"] as? String == "2026-11-20T21:04:05.123Z")

@@ -113,6 +113,7 @@ public struct PlayerMachine: Sendable {
         )
         status.interruptions = interruptions(now: now).sorted().map(\.rawValue)
         status.ducked = ducking
+        status.noSink = policy.noUsableSink
         return status
     }
 

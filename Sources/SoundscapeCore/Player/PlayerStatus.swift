@@ -9,6 +9,9 @@ public struct PlayerStatus: Sendable, Equatable, Codable {
     public var volume: Volume
     /// `node.name` of the sink we play to; null while we are not linked.
     public var route: String?
+    /// The graph has no sink we may play to (a server, a desktop with no sound
+    /// device): the session and its signer go on, and play once a sink appears.
+    public var noSink = false
     /// What the user asked for, which survives interruptions and restarts.
     public var wantsPlaying: Bool
     /// The signer host, or null when none is configured.
@@ -33,7 +36,7 @@ public struct PlayerStatus: Sendable, Equatable, Codable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case state, isPlaying, soundscape, volume, route, wantsPlaying, signer, interruptions, ducked, keepAwake
+        case state, isPlaying, soundscape, volume, route, noSink, wantsPlaying, signer, interruptions, ducked, keepAwake
     }
 
     public init(from decoder: any Decoder) throws {
@@ -43,6 +46,7 @@ public struct PlayerStatus: Sendable, Equatable, Codable {
         soundscape = try container.decode(SoundscapeID.self, forKey: .soundscape)
         volume = try container.decode(Volume.self, forKey: .volume)
         route = try container.decodeIfPresent(String.self, forKey: .route)
+        noSink = try container.decodeIfPresent(Bool.self, forKey: .noSink) ?? false
         wantsPlaying = try container.decode(Bool.self, forKey: .wantsPlaying)
         signer = try container.decodeIfPresent(SignerStatus.self, forKey: .signer)
         interruptions = try container.decodeIfPresent([String].self, forKey: .interruptions) ?? []
@@ -58,6 +62,7 @@ public struct PlayerStatus: Sendable, Equatable, Codable {
         try container.encode(soundscape, forKey: .soundscape)
         try container.encode(volume, forKey: .volume)
         try container.encode(route, forKey: .route)
+        try container.encode(noSink, forKey: .noSink)
         try container.encode(wantsPlaying, forKey: .wantsPlaying)
         try container.encode(signer, forKey: .signer)
         try container.encode(interruptions, forKey: .interruptions)

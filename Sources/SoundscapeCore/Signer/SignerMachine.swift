@@ -101,6 +101,9 @@ public struct SignerMachine: Sendable {
     /// Signing is down (see `SignerDownVerdict`).
     public var isDown: Bool { verdict.down }
 
+    /// Why signing is down (`failed`, `hung`, `unhealthy`, `not running and ready for N s`), nil while up.
+    public var downReason: String? { verdict.down ? verdict.reason : nil }
+
     public mutating func handle(_ input: Input, now: ContinuousClock.Instant) -> [Action] {
         var actions: [Action] = []
         switch input {

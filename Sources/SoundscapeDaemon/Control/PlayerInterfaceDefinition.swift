@@ -27,6 +27,7 @@ enum PlayerInterfaceDefinition {
         # What the daemon does now.
         #   isPlaying: true only while audio really flows to a sink.
         #   route: node.name of the sink we play to, null while not linked.
+        #   noSink: the graph has no sink to play to (no sound device); null from older daemons.
         #   wantsPlaying: what the user asked for; survives interruptions and restarts.
         #   signer: the signer host, null when none is configured.
         #   interruptions: what interrupts playback now.
@@ -38,6 +39,7 @@ enum PlayerInterfaceDefinition {
           soundscape: string,
           volume: int,
           route: ?string,
+          noSink: ?bool,
           wantsPlaying: bool,
           signer: ?Signer,
           interruptions: []string,
@@ -106,6 +108,7 @@ enum PlayerInterfaceDefinition {
           soundscape: string,
           volume: int,
           route: ?string,
+          noSink: ?bool,
           wantsPlaying: bool,
           signer: ?Signer,
           interruptions: []string,

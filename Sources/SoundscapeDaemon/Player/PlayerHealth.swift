@@ -13,17 +13,15 @@ extension Player {
         case .playing:
             let flowing = status.state == .playing
             checks.append(.init(name: HealthReport.Name.audio, ok: flowing,
-                                detail: flowing ? nil : "wanted playing but \(status.state.rawValue)"))
+                                detail: flowing ? nil : "wanted playing but \(status.state.rawValue)"
+                                    + (status.noSink ? ": no sink to play to" : "")))
         case .paused:
             checks.append(.init(name: HealthReport.Name.audio, ok: true, detail: "not wanted (paused)"))
         case .stopped:
             checks.append(.init(name: HealthReport.Name.audio, ok: true, detail: "not wanted (stopped)"))
         }
         if let signerStatus = status.signer {
-            let wanted = signer?.wanted ?? false
-            let ok = !wanted || signerStatus.state == .running || signerStatus.state == .starting
-            checks.append(.init(name: HealthReport.Name.signer, ok: ok,
-                                detail: ok ? (wanted ? nil : "not wanted") : "signer host \(signerStatus.state.rawValue)\(signerStatus.lastExit.map { " (last \($0))" } ?? "")"))
+            checks.append(.signer(signerStatus, wanted: signer?.wanted ?? false, downReason: signer?.downReason))
         }
         // The write itself runs on the worker thread; this actor is free meanwhile.
         let problem = await keeper.checkWritable()

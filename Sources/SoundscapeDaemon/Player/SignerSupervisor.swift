@@ -95,6 +95,8 @@ final class SignerSupervisor {
 
     var status: SignerStatus { machine.status }
     var wanted: Bool { machine.wanted }
+    /// Why signing is down, nil while it is up (see `SignerDownVerdict`).
+    var downReason: String? { machine.downReason }
 
     /// Wanted while the user wants the keep-alive session (or, with keep-running,
     /// once a session began), and never while the daemon shuts down.

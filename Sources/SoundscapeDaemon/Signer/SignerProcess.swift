@@ -100,8 +100,12 @@ final class SignerProcess: @unchecked Sendable {
     }
 
     /// Signals the whole group (the watcher ignores the stop signals, not SIGKILL).
+    /// A stop signal is followed by SIGCONT, as systemd follows its KillSignal=: a
+    /// signer that was stopped (SIGSTOP, a debugger, a frozen cgroup) would hold the
+    /// signal pending until SIGKILL instead of shutting down cleanly.
     func signal(_ signal: Int32) {
         kill(-group, signal)
+        if signal != SIGKILL && signal != SIGCONT { kill(-group, SIGCONT) }
     }
 
     /// How the signer ended, once it and the rest of its group are gone.
