@@ -18,7 +18,7 @@ CLOCK_MONOTONIC as things arrive, and measured from the SIGSTOP.
 Checked:
   1. before: the health check passes, the app's requests are answered, the sink
      carries the soundscape and no cue;
-  2. SIGSTOP: within retries × (interval + timeout) the health check has failed
+  2. SIGSTOP: within interval × retries + timeout the health check has failed
      `retries` times (signerUnhealthy, signerDown), and the app's requests go
      unanswered;
   3. the cue replaces the soundscape: its chime at the sink within 2 s of
@@ -161,7 +161,9 @@ def main():
         old = status()["signer"]["pid"]
         t0 = time.monotonic()
         os.kill(old, signal.SIGSTOP)
-        bound = arguments.retries * (arguments.interval + arguments.timeout)
+        # Checks start every interval (from each start); with timeout ≤ interval the last of
+        # `retries` failures comes at most interval × retries + timeout after the SIGSTOP.
+        bound = arguments.interval * arguments.retries + arguments.timeout
         unhealthy = wait_for(bound + 1, "signerUnhealthy", lambda: event("signerUnhealthy", t0), diagnose)
         down = wait_for(2, "signerDown", lambda: event("signerDown", t0, message="unhealthy"), diagnose)
         exited = wait_for(10, "the stopped instance to end", lambda: event("signerExited", t0), diagnose)
@@ -177,7 +179,7 @@ def main():
 
         problems = []
         if unhealthy[0] - t0 > bound + 0.5:
-            problems.append(f"signerUnhealthy came {unhealthy[0] - t0:.2f} s after the SIGSTOP, past retries × (interval + timeout)"
+            problems.append(f"signerUnhealthy came {unhealthy[0] - t0:.2f} s after the SIGSTOP, past interval × retries + timeout"
                             f" = {bound:g} s")
         if exited[1].get("message") != "exited with status 0":
             problems.append(f"the stopped bunker ended '{exited[1].get('message')}', not 'exited with status 0':"
@@ -216,7 +218,7 @@ def main():
                         ("signerRestored", restored[0]), ("the soundscape back at the sink", back)]:
             print(f"  {t - t0:6.2f} s  {what}")
         print(f"  NIP-46 app: {len(answered)} of {len(settled)} requests answered; the longest time without an answer"
-              f" {gap:.2f} s (retries × (interval + timeout) = {bound:g} s to notice, then the restart and its first check)")
+              f" {gap:.2f} s (interval × retries + timeout = {bound:g} s to notice, then the restart and its first check)")
         if problems:
             fail("\n  ".join(["the bunker check failed:"] + problems) + diagnose())
     finally:

@@ -37,20 +37,25 @@ import SoundscapeCore
         driver.send(.tick, after: after)
     }
 
-    @Test func aFreshInstanceIsProbedOneIntervalAfterItStartsAndEveryIntervalAfterEachProbe() {
+    /// A probe starting at `now`, and the tick for the next one, an interval after this start.
+    static func started(at now: ContinuousClock.Instant, interval: Duration = .seconds(10)) -> [SignerMachine.Action] {
+        [.probe(timeout: .seconds(5)), .scheduleTick(at: now + interval)]
+    }
+
+    @Test func aFreshInstanceIsProbedOneIntervalAfterItStartsThenEveryIntervalFromEachStart() {
         var (driver, upAt) = Self.running()
         #expect(driver.status.health == .unknown)
         #expect(driver.send(.tick, at: upAt + .milliseconds(9999)) == [])
-        #expect(driver.send(.tick, at: upAt + .seconds(10)) == [.probe(timeout: .seconds(5))])
-        // While it runs, no second one, however late.
-        #expect(driver.send(.tick, at: upAt + .seconds(30)) == [])
-        let endAt = upAt + .seconds(31)
-        #expect(driver.send(Self.pass, at: endAt) == [
-            .scheduleTick(at: endAt + .seconds(10)), .emit(.signerStatus, message: "igloo: 3/3 relays"),
-        ])
+        #expect(driver.send(.tick, at: upAt + .seconds(10)) == Self.started(at: upAt + .seconds(10)))
+        // One that ends in time does not push the next back: it is due 10 s after this one started.
+        #expect(driver.send(Self.pass, at: upAt + .seconds(12)) == [.emit(.signerStatus, message: "igloo: 3/3 relays")])
         #expect(driver.status.health == .healthy)
         #expect(driver.status.status == "igloo: 3/3 relays")
-        #expect(driver.send(.tick, at: endAt + .seconds(10)) == [.probe(timeout: .seconds(5))])
+        #expect(driver.send(.tick, at: upAt + .seconds(20)) == Self.started(at: upAt + .seconds(20)))
+        // While one runs, no second one, however late; the one due meanwhile starts as it ends.
+        #expect(driver.send(.tick, at: upAt + .seconds(40)) == [])
+        let endAt = upAt + .seconds(41)
+        #expect(driver.send(Self.pass, at: endAt) == Self.started(at: endAt))
     }
 
     @Test func withoutAHealthCommandNothingIsProbed() {
@@ -62,15 +67,17 @@ import SoundscapeCore
     @Test func retriesFailuresInARowMakeItUnhealthyAndRestartIt() throws {
         var (driver, _) = Self.running()
         for count in 1...2 {
-            #expect(Self.probe(&driver) == [.probe(timeout: .seconds(5))])
+            let probed = Self.probe(&driver)
+            #expect(probed == Self.started(at: driver.now))
             let actions = driver.send(Self.fail, after: .seconds(1))
-            #expect(actions == [.scheduleTick(at: driver.now + .seconds(10))], "failure \(count)")
+            #expect(actions == [], "failure \(count): the next probe is already due, from this one's start")
             #expect(driver.status.health == .unknown)
         }
-        #expect(Self.probe(&driver) == [.probe(timeout: .seconds(5))])
+        let third = Self.probe(&driver)
+        #expect(third == Self.started(at: driver.now))
         let failedAt = driver.now + .seconds(1)
+        // No next probe for an instance about to be stopped.
         #expect(driver.send(Self.fail, at: failedAt) == [
-            .scheduleTick(at: failedAt + .seconds(10)),
             .emit(.signerUnhealthy, message: "3 failed health checks in a row: exited with status 1: not connected"),
             .terminate(.term), .scheduleTick(at: failedAt + .seconds(5)),
         ])
@@ -89,7 +96,8 @@ import SoundscapeCore
         // The new instance stays unhealthy until a probe passes; that is news.
         driver.send(.spawned(pid: 11))
         #expect(driver.status.health == .unhealthy)
-        #expect(Self.probe(&driver) == [.probe(timeout: .seconds(5))])
+        let probed = Self.probe(&driver)
+        #expect(probed == Self.started(at: driver.now))
         let actions = driver.send(Self.pass, after: .seconds(1))
         #expect(actions.reasons == [.signerStatus, .signerHealthy])
         #expect(driver.status.health == .healthy)
@@ -100,7 +108,7 @@ import SoundscapeCore
         configuration.crashLoopLimit = 3
         var (driver, _) = Self.running(configuration)
         for round in 1...3 {
-            #expect(Self.probe(&driver) == [.probe(timeout: .seconds(5))], "round \(round)")
+            #expect(Self.probe(&driver).first == .probe(timeout: .seconds(5)), "round \(round)")
             let actions = driver.send(Self.fail, after: .seconds(1))
             #expect(actions.reasons == [.signerUnhealthy], "round \(round)")
             let exit = driver.send(.exited(.signaled(15)), after: .milliseconds(10))
@@ -164,7 +172,7 @@ import SoundscapeCore
 
     @Test func aProbeOfAnInstanceThatEndedIsDroppedAndTheNextOneWaitsForIt() throws {
         var (driver, _) = Self.running()
-        #expect(Self.probe(&driver) == [.probe(timeout: .seconds(5))])
+        #expect(Self.probe(&driver).first == .probe(timeout: .seconds(5)))
         // The instance crashes while its probe runs; the next one starts at once.
         let exit = driver.send(.exited(.exited(code: 1)), after: .seconds(1))
         let restartAt = try #require(exit.ticks.first)
@@ -174,19 +182,19 @@ import SoundscapeCore
         // Its first probe falls due while the old one still runs (a long timeout): it waits…
         #expect(driver.send(.tick, at: newUpAt + .seconds(10)) == [])
         // …and starts when the old one's (stale, dropped) result comes.
-        #expect(driver.send(Self.fail, at: newUpAt + .seconds(12)) == [.probe(timeout: .seconds(5))])
+        #expect(driver.send(Self.fail, at: newUpAt + .seconds(12)) == Self.started(at: newUpAt + .seconds(12)))
         #expect(driver.status.health == .unknown)
     }
 
     @Test func aResumeProbesAtOnce() {
         var (driver, upAt) = Self.running()
         let wokeAt = upAt + .seconds(4)
-        #expect(driver.send(.resumed(slept: .seconds(3600)), at: wokeAt) == [.probe(timeout: .seconds(5))])
+        #expect(driver.send(.resumed(slept: .seconds(3600)), at: wokeAt) == Self.started(at: wokeAt))
         // A second resume while it runs: another probe right after this one.
         #expect(driver.send(.resumed(slept: .seconds(60)), after: .seconds(1)) == [])
-        #expect(driver.send(Self.pass, after: .seconds(1)) == [
-            .probe(timeout: .seconds(5)), .emit(.signerStatus, message: "igloo: 3/3 relays"),
-        ])
+        let passedAt = wokeAt + .seconds(2)
+        #expect(driver.send(Self.pass, at: passedAt)
+                == Self.started(at: passedAt) + [.emit(.signerStatus, message: "igloo: 3/3 relays")])
     }
 
     @Test func aResumeWithoutAHealthCommandOrInstanceProbesNothing() {
@@ -211,7 +219,7 @@ import SoundscapeCore
         let at = driver.now + .seconds(100)
         #expect(driver.machine.reconfigure(Self.configuration(interval: .seconds(4)), now: at)
                 == [.scheduleTick(at: at + .seconds(4))])
-        #expect(driver.send(.tick, at: at + .seconds(4)) == [.probe(timeout: .seconds(5))])
+        #expect(driver.send(.tick, at: at + .seconds(4)) == Self.started(at: at + .seconds(4), interval: .seconds(4)))
         // Removing it: the verdict goes, the running probe's result is dropped.
         #expect(driver.machine.reconfigure(D.configuration(), now: at + .seconds(5)) == [])
         #expect(driver.send(Self.fail, at: at + .seconds(6)) == [])

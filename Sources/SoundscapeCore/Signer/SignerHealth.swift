@@ -9,9 +9,11 @@ public enum SignerProbeResult: Sendable, Equatable {
 /// When the health command runs and what its results mean: a part of
 /// `SignerMachine`, pure like the machine.
 ///
-/// - A fresh instance is first probed one `interval` after it started; each probe is
-///   followed by the next one `interval` after it ended. At most one probe runs at a
-///   time: one still running when another falls due (a slow probe, a resume, a new
+/// - A fresh instance is first probed one `interval` after it started; after that a
+///   probe starts every `interval`, counted from the start of the one before, so a
+///   signer that hangs is found `retries` × `interval` + `timeout` after its last
+///   pass at most (when `timeout` ≤ `interval`). At most one probe runs at a time:
+///   one still running when another falls due (a slow probe, a resume, a new
 ///   instance) delays it until it ends.
 /// - `retries` failures in a row make the signer unhealthy. With `restartOnUnhealthy`
 ///   each such streak is reported (it causes a restart, and the next instance gets a
@@ -106,39 +108,41 @@ struct SignerHealth: Sendable {
     mutating func finished(_ result: SignerProbeResult, now: ContinuousClock.Instant) -> ([SignerMachine.Action], Verdict) {
         let current = running && probing == instance
         probing = nil
-        var actions: [SignerMachine.Action] = []
-        if current, let check {
-            // The next one an interval from now, unless one is already due sooner (a resume).
-            let due = now + check.interval
-            if dueAt.map({ $0 > due }) ?? true {
-                dueAt = due
-                actions.append(.scheduleTick(at: due))
-            }
-        }
         // One that fell due while this one ran (a resume, a new instance) goes now.
-        actions += startIfDue(now: now)
-        guard current, let check else { return (actions, .none) }
+        guard current, let check else { return (startIfDue(now: now), .none) }
+        let verdict: Verdict
         switch result {
         case .passed(let output):
             failures = 0
             let recovered = state == .unhealthy
             state = .healthy
-            return (actions, .passed(output: output, recovered: recovered))
+            verdict = .passed(output: output, recovered: recovered)
         case .failed(let reason):
             failures += 1
-            guard failures >= check.retries else { return (actions, .failed(reason: reason, count: failures)) }
-            let news = state != .unhealthy || check.restartOnUnhealthy
-            state = .unhealthy
-            let count = failures
-            if check.restartOnUnhealthy { failures = 0 }
-            return (actions, .unhealthy(reason: reason, count: count, restart: check.restartOnUnhealthy, news: news))
+            if failures < check.retries {
+                verdict = .failed(reason: reason, count: failures)
+            } else {
+                let news = state != .unhealthy || check.restartOnUnhealthy
+                state = .unhealthy
+                verdict = .unhealthy(reason: reason, count: failures, restart: check.restartOnUnhealthy, news: news)
+                if check.restartOnUnhealthy {
+                    failures = 0
+                    // This instance is being stopped: its next probe would only be killed with it.
+                    dueAt = nil
+                }
+            }
         }
+        // The next one was due an interval after this one started: if that has passed
+        // (this one ran longer), or another fell due meanwhile (a resume), it goes now.
+        return (startIfDue(now: now), verdict)
     }
 
     private mutating func startIfDue(now: ContinuousClock.Instant) -> [SignerMachine.Action] {
         guard running, let check, probing == nil, let due = dueAt, now >= due else { return [] }
         probing = instance
-        dueAt = nil
-        return [.probe(timeout: check.timeout)]
+        // Every interval, from this start: a probe that ends in time does not push the next one back.
+        let next = now + check.interval
+        dueAt = next
+        return [.probe(timeout: check.timeout), .scheduleTick(at: next)]
     }
 }
