@@ -128,16 +128,20 @@ import Testing
         #expect(setup.renderer.counters.underrunFrames == 0)
     }
 
-    @Test func aShortReadAsksForPagesOnceUntilAReadComesBackWhole() throws {
+    @Test func aShortfallThatLastsAsksForPagesOnceUntilAReadComesBackWhole() throws {
         let setup = try Setup()
         defer { setup.removeCache() }
         let readAhead = PCMReadAhead(reader: try #require(setup.cache.reader(for: setup.data)))
         readAhead.request()
         #expect(!readAhead.toppedUp(frames: 16_384, shortOfPages: false), "well inside the window asked for")
-        #expect(readAhead.toppedUp(frames: 100, shortOfPages: true), "pages the kernel dropped: ask again at once")
+        #expect(!readAhead.toppedUp(frames: 100, shortOfPages: true), "one short read: a page locked for a moment")
+        #expect(!readAhead.toppedUp(frames: 16_384, shortOfPages: false), "the next one whole: nothing to ask for")
+        #expect(!readAhead.toppedUp(frames: 100, shortOfPages: true))
+        #expect(readAhead.toppedUp(frames: 0, shortOfPages: true), "short again: pages the kernel dropped, ask again")
         #expect(!readAhead.toppedUp(frames: 0, shortOfPages: true), "once: the reads are on their way")
         #expect(!readAhead.toppedUp(frames: 16_384, shortOfPages: false))
-        #expect(readAhead.toppedUp(frames: 0, shortOfPages: true), "a new shortfall after a whole read")
+        #expect(!readAhead.toppedUp(frames: 0, shortOfPages: true), "a new streak after a whole read…")
+        #expect(readAhead.toppedUp(frames: 0, shortOfPages: true), "…asks once it lasts")
         #expect(readAhead.toppedUp(frames: PCMReadAhead.window, shortOfPages: false), "the window read to its margin")
     }
 

@@ -18,10 +18,14 @@ import Synchronization
 /// asks for the next only when fewer than `margin` (2 MiB, 5.5 s) of it are
 /// left to read: one loop-thread wake-up every 16.4 s, 0.06 a second, and 5.5 s
 /// for the reads to land (a disk needs milliseconds). A loop no longer than
-/// the window is asked for whole, once. Pages the kernel drops meanwhile
-/// (memory pressure) make a read fall short: the data thread then asks once
-/// more at once, and the reader goes back to the loop thread if the ring runs
-/// low first (`DataThreadRefill`). The page cache this takes is the kernel's to
+/// the window is asked for whole, once. A read can fall short for a moment
+/// with every page cached: a page the flusher is writing back is locked while
+/// its write is set up, and `RWF_NOWAIT` does not wait for that lock (seen
+/// every few seconds on ext4 while a freshly written cache file is flushed);
+/// the next top-up finds it. Pages the kernel dropped (memory pressure) make
+/// the reads fall short again and again: after `shortfallsBeforeAsking` in a
+/// row the data thread asks once more, and the reader goes back to the loop
+/// thread if the ring runs low first (`DataThreadRefill`). The page cache this takes is the kernel's to
 /// reclaim, not our resident memory; every page of the loop passes through it
 /// on each pass anyway.
 ///
@@ -31,15 +35,16 @@ import Synchronization
 final class PCMReadAhead: @unchecked Sendable {
     static let window = 1 << 20
     static let margin = 1 << 18
+    /// Top-ups in a row that fall short before the loop thread is asked again.
+    static let shortfallsBeforeAsking = 2
 
     let reader: PCMLoopReader
     /// The loop frame the reader was at when lent.
     private let origin: Int64
     private let consumed = Atomic<Int>(0)
     private let requestedThrough = Atomic<Int>(0)
-    /// Data thread only: the loop thread was asked again after a read fell
-    /// short, and no read has come back whole since (one request per shortfall).
-    private var askedAfterShortfall = false
+    /// Data thread only: top-ups in a row that fell short of pages (one request per streak).
+    private var shortStreak = 0
 
     /// Loop thread, while it owns `reader`.
     init(reader: PCMLoopReader) {
@@ -64,11 +69,10 @@ final class PCMReadAhead: @unchecked Sendable {
         let total = consumed.load(ordering: .relaxed) + frames
         consumed.store(total, ordering: .relaxed)
         if shortOfPages {
-            guard !askedAfterShortfall else { return false }
-            askedAfterShortfall = true
-            return true
+            shortStreak += 1
+            return shortStreak == Self.shortfallsBeforeAsking
         }
-        askedAfterShortfall = false
+        shortStreak = 0
         return total + Self.margin > requestedThrough.load(ordering: .acquiring)
     }
 }
