@@ -149,7 +149,7 @@ struct SignerProtocolTests {
             let took = ContinuousClock.now - started
             #expect(Self.signer(done)["status"] as? String == "flood done")
             let announced = events.seen.filter { $0["reason"] as? String == "signerStatus" }.count
-            let seconds = Double(took.components.seconds) + Double(took.components.attoseconds) / 1e18
+            let seconds = took / .seconds(1)
             #expect(Double(announced) <= seconds + 2, "\(announced) signerStatus events in \(took)")
             #expect(!events.seen.contains { ($0["message"] as? String)?.contains("xxxx") == true || ($0["message"] as? String)?.contains("yyyy") == true })
 

@@ -1,4 +1,5 @@
 import Foundation
+import SoundscapeCore
 import TestSupport
 #if canImport(Glibc)
 import Glibc
@@ -30,8 +31,7 @@ final class DatagramListener {
     /// The next datagram, or nil after `timeout`.
     func next(timeout: Duration) -> String? {
         var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        let milliseconds = Int32(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
-        guard poll(&descriptor, 1, milliseconds) > 0 else { return nil }
+        guard poll(&descriptor, 1, Int32(clamping: timeout.inMilliseconds(rounded: .up))) > 0 else { return nil }
         var buffer = [UInt8](repeating: 0, count: 4096)
         let count = recv(fd, &buffer, buffer.count, 0)
         return count > 0 ? String(decoding: buffer[0..<count], as: UTF8.self) : nil
