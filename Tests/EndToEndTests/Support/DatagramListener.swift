@@ -1,5 +1,6 @@
 import Foundation
 import SoundscapeCore
+import SoundscapeSystem
 import TestSupport
 #if canImport(Glibc)
 import Glibc
@@ -13,15 +14,7 @@ final class DatagramListener {
 
     init(path: String) throws {
         self.path = path
-        fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw HarnessError("socket: \(errno)") }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: path.utf8.prefix($0.count - 1)) }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        guard bound == 0 else { throw HarnessError("bind \(path): \(errno)") }
+        fd = try UnixSocket.bind(.datagram, to: UnixSocketAddress(path: path))
     }
 
     deinit {

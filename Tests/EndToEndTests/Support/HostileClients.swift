@@ -1,4 +1,5 @@
 import Foundation
+import SoundscapeSystem
 import TestSupport
 #if canImport(Glibc)
 import Glibc
@@ -63,24 +64,8 @@ struct HostileRound {
     }
 
     static func connect(_ path: String) throws -> Int32 {
-        let fd = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw HarnessError("socket(): errno \(errno)") }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { bytes in
-            bytes.copyBytes(from: path.utf8.prefix(bytes.count - 1))
-        }
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        guard connected == 0 else {
-            close(fd)
-            throw HarnessError("connect(\(path)): errno \(errno)")
-        }
-        var timeout = timeval(tv_sec: 5, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let fd = try UnixSocket.connect(path: path)
+        UnixSocket.setTimeouts(fd, send: .seconds(5), receive: nil)
         return fd
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import SoundscapeSystem
 import TestSupport
 #if canImport(Glibc)
 import Glibc
@@ -10,21 +11,8 @@ final class RawVarlink {
     private let fd: Int32
 
     init(path: String) throws {
-        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw HarnessError("socket(): \(errno)") }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { bytes in
-            bytes.copyBytes(from: path.utf8.prefix(bytes.count - 1))
-        }
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        guard connected == 0 else { close(fd); throw HarnessError("connect(\(path)): errno \(errno)") }
-        var timeout = timeval(tv_sec: 5, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        fd = try UnixSocket.connect(path: path)
+        UnixSocket.setTimeouts(fd, send: nil, receive: .seconds(5))
     }
 
     private var owned = true
