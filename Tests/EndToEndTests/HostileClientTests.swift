@@ -1,4 +1,5 @@
 import Foundation
+import SoundscapeSystem
 import Testing
 import TestSupport
 #if canImport(Glibc)
@@ -30,10 +31,10 @@ struct HostileClientTests {
             for round in 1...3 {
                 try HostileRound(socket: daemon.socket).run {
                     // A well-behaved client while every attacker is connected.
-                    let good = try RawVarlink(path: daemon.socket)
+                    let good = try FramedSocket(path: daemon.socket, timeout: .seconds(5))
                     for _ in 0..<50 {
                         let t0 = ContinuousClock.now
-                        let reply = try good.call(#"{"method":"io.soundscaped.Player.GetStatus"}"#)
+                        let reply = try good.call(json: #"{"method":"io.soundscaped.Player.GetStatus"}"#)
                         latencies.append((ContinuousClock.now - t0) / .milliseconds(1))
                         #expect(reply.errorName == nil, "a good client was refused in round \(round): \(reply)")
                     }

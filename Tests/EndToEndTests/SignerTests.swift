@@ -1,4 +1,5 @@
 import Foundation
+import SoundscapeSystem
 import Testing
 import TestSupport
 #if canImport(Glibc)
@@ -261,9 +262,9 @@ struct SignerTests {
             _ = try events.next(reason: "signerStarted")
             events.stop()
             // Enough events to fill the pipe (64 KiB) and the signer's queue (1024) several times over.
-            let client = try RawVarlink(path: setup.daemon.socket)
+            let client = try FramedSocket(path: setup.daemon.socket, timeout: .seconds(5))
             for index in 0..<3000 {
-                let reply = try client.call(#"{"method":"io.soundscaped.Player.SetVolume","parameters":{"volume":\#(index % 2 == 0 ? 20 : 30)}}"#)
+                let reply = try client.call(json: #"{"method":"io.soundscaped.Player.SetVolume","parameters":{"volume":\#(index % 2 == 0 ? 20 : 30)}}"#)
                 #expect(reply.errorName == nil)
             }
             let result = try setup.daemon.ctl("status", timeout: .seconds(5))

@@ -40,14 +40,14 @@ struct HostileRound {
             let subscribe = Array(#"{"method":"io.soundscaped.Player.Subscribe","more":true}"#.utf8) + [0]
             _ = subscribe.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         }
-        let control = try RawVarlink(path: socket)
+        let control = try FramedSocket(path: socket, timeout: .seconds(5))
         for index in 0..<volumeChanges {
-            let reply = try control.call(#"{"method":"io.soundscaped.Player.SetVolume","parameters":{"volume":\#(index % 2 == 0 ? 41 : 42)}}"#)
+            let reply = try control.call(json: #"{"method":"io.soundscaped.Player.SetVolume","parameters":{"volume":\#(index % 2 == 0 ? 41 : 42)}}"#)
             if let error = reply.errorName { throw HarnessError("SetVolume refused during the attack: \(error)") }
         }
-        let garbage = try RawVarlink(path: socket)
+        let garbage = try FramedSocket(path: socket, timeout: .seconds(5))
         for index in 0..<garbageFrames {
-            _ = try? garbage.sendIfRoom("not json \(index) {{{")
+            _ = try? garbage.sendMessageIfRoom("not json \(index) {{{")
         }
         // The huge frame: the daemon stops reading it at its message limit and closes; the
         // rest of the writes then fail, which is expected.
