@@ -149,7 +149,7 @@ let package = Package(
             "SoundscapeStore", "TestSupport",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOPosix", package: "swift-nio"),
-        ]),
+        ], exclude: ["Fixtures"]),
         .target(name: "TestSupport", dependencies: ["SoundscapeCore", "SoundscapeSystem"], path: "Tests/TestSupport"),
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "SoundscapeCore", "SoundscapeSystem", "Varlink"],
                     exclude: ["Fixtures"]),
