@@ -17,6 +17,8 @@ SWIFT_PACKAGES=(binutils git gnupg2 libc6-dev libcurl4-openssl-dev libedit2 libg
 SWIFT_VERSION=6.3.1
 # scripts/make-soundscapes: sox and opus-tools make the soundscapes, python3-numpy measures them.
 SOUNDSCAPE_PACKAGES=(sox opus-tools python3-numpy)
+# scripts/lint: shellcheck (swift-format comes with the Swift toolchain).
+LINT_PACKAGES=(shellcheck)
 # build_release [swift build arguments...]: the release build (packaging/release/build,
 # which owns its flags and generated layout) and RELEASE_BIN, where it puts the binaries.
 build_release() {
