@@ -8,7 +8,7 @@ import Glibc
 
 /// The control socket and the CLI: named errors for bad requests, hostile
 /// clients that disturb nobody, exit codes, and an IDL that varlink tools parse.
-@Suite("Control socket and CLI", .serialized)
+@Suite("Control socket and CLI", .serialized, .timeLimit(.minutes(1)))
 struct ControlSocketTests {
     @Test("bad requests get named varlink errors while the daemon keeps serving everyone else")
     func badRequestsGetNamedErrors() throws {

@@ -9,7 +9,7 @@ import Glibc
 /// The control socket under attack from a local client: the daemon keeps
 /// playing and answering a well-behaved client throughout, and once the
 /// attackers are gone its descriptors and resident memory come back.
-@Suite("Hostile clients", .serialized)
+@Suite("Hostile clients", .serialized, .timeLimit(.minutes(2)))
 struct HostileClientTests {
     @Test("three rounds of hostile clients: memory settles within 5 MB of where it started, a good client is never refused")
     func memoryComesBack() throws {

@@ -10,7 +10,7 @@ import Glibc
 /// spoken with python3-sdnotify and `systemd-notify`, the stop signal, a passphrase
 /// file on stdin, restarting forever, and a health command — each against a real
 /// daemon and the fixture signer (Fixtures/fixture-signer.py).
-@Suite("Signer protocols", .serialized)
+@Suite("Signer protocols", .serialized, .timeLimit(.minutes(1)))
 struct SignerProtocolTests {
     typealias Setup = SignerTests.Setup
 

@@ -9,7 +9,7 @@ import Glibc
 /// The signer host: started with the session, fed every event, restarted
 /// with backoff, given up on after a crash loop, and never outliving the
 /// daemon — with a real child process (tests/Fixtures/fixture-signer.py).
-@Suite("Signer host", .serialized)
+@Suite("Signer host", .serialized, .timeLimit(.minutes(1)))
 struct SignerTests {
     /// A daemon with the fixture signer, plus the fixture's record directory.
     struct Setup {

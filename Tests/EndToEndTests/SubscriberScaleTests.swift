@@ -8,7 +8,7 @@ import Glibc
 
 /// Hundreds of subscribers at once: fast ones see every event in order, a
 /// slow one is dropped with a final error, and the daemon's memory stays flat.
-@Suite("Subscribers at scale", .serialized)
+@Suite("Subscribers at scale", .serialized, .timeLimit(.minutes(2)))
 struct SubscriberScaleTests {
     static let subscribers = 300
     static let events = 1000
