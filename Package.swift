@@ -136,22 +136,22 @@ let package = Package(
         .testTarget(name: "SoundscapeSystemTests", dependencies: ["SoundscapeSystem"]),
         .testTarget(name: "SoundscapeDesktopTests", dependencies: ["SoundscapeDesktop", "SoundscapeCore"]),
         .testTarget(name: "VarlinkTests", dependencies: [
-            "Varlink", "TestSupport",
+            "Varlink", "TestSupport", "SoundscapeSystem",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOEmbedded", package: "swift-nio"),
         ]),
         .testTarget(name: "SoundscapeStoreTests", dependencies: ["SoundscapeStore", "SoundscapeSystem"]),
         .testTarget(name: "SoundscapeAudioTests", dependencies: ["SoundscapeAudio", "SoundscapeLibrary", "SoundscapeSystem"]),
         .testTarget(name: "SoundscapeLibraryTests", dependencies: ["SoundscapeLibrary", "SoundscapeCore", "SoundscapeSystem"]),
-        .testTarget(name: "SystemdTests", dependencies: ["SoundscapeDaemon"]),
+        .testTarget(name: "SystemdTests", dependencies: ["SoundscapeDaemon", "SoundscapeSystem"]),
         .testTarget(name: "SoundscapeDaemonTests", dependencies: [
             "SoundscapeDaemon", "SoundscapeCore", "SoundscapeSystem", "SoundscapeAudio", "SoundscapeLibrary",
             "SoundscapeStore", "TestSupport",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOPosix", package: "swift-nio"),
-        ]),
+        ], exclude: ["Fixtures"]),
         .target(name: "TestSupport", dependencies: ["SoundscapeCore", "SoundscapeSystem"], path: "Tests/TestSupport"),
-        .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "SoundscapeCore", "Varlink"],
+        .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "SoundscapeCore", "SoundscapeSystem", "Varlink"],
                     exclude: ["Fixtures"]),
     ]
 )

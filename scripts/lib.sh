@@ -1,5 +1,5 @@
 # shellcheck shell=bash disable=SC2034  # the variables are for the scripts that source it
-# Shared by scripts/run and scripts/test: installing what soundscaped needs on
+# Shared by the scripts (scripts/run, scripts/test and others): installing what soundscaped needs on
 # Debian 12 (or newer) and starting a private, headless PipeWire graph.
 # Sourced, not run.
 
@@ -23,6 +23,10 @@ TEST_VENV=$ROOT/.build-python
 SWIFT_PACKAGES=(binutils git gnupg2 libc6-dev libcurl4-openssl-dev libedit2 libgcc-12-dev libpython3-dev
                 libsqlite3-0 libstdc++-12-dev libxml2-dev libz3-dev tzdata unzip zlib1g-dev curl ca-certificates)
 SWIFT_VERSION=6.3.1
+# scripts/make-soundscapes: sox and opus-tools make the soundscapes, python3-numpy measures them.
+SOUNDSCAPE_PACKAGES=(sox opus-tools python3-numpy)
+# scripts/lint: shellcheck (swift-format comes with the Swift toolchain).
+LINT_PACKAGES=(shellcheck)
 # build_release [swift build arguments...]: the release build (packaging/release/build,
 # which owns its flags and generated layout) and RELEASE_BIN, where it puts the binaries.
 build_release() {

@@ -1,4 +1,5 @@
 import Foundation
+import SoundscapeSystem
 import TestSupport
 import Varlink
 #if canImport(Glibc)
@@ -105,11 +106,11 @@ struct ControlUnderLoad {
             // Raw calls on a thread: the replies (60 KB each) are read, not decoded, so the
             // bench's own work cannot take the CPU the probe and the daemon need.
             try await Self.onThread {
-                let connection = try BlockingVarlink(path: socket)
+                let connection = try FramedSocket(path: socket)
                 var times: [Double] = []
                 for _ in 0..<5 {
                     let t0 = monoNanos()
-                    try connection.call("\(DaemonUnderTest.interface).ListSoundscapes")
+                    try connection.call(method: "\(DaemonUnderTest.interface).ListSoundscapes")
                     times.append(secondsBetween(t0, monoNanos()) * 1000)
                 }
                 return times
@@ -123,10 +124,10 @@ struct ControlUnderLoad {
     /// Runs `work` while a second connection sends GetStatus every
     /// `probeIntervalMs`; returns the probes' round trips (ms) from half a
     /// second before the work until it is done. The probe is a blocking socket
-    /// on a thread of its own (`BlockingVarlink`), so the bench's executors
+    /// on a thread of its own (a blocking `FramedSocket`), so the bench's executors
     /// and their work (decoding a long reply) cannot delay it.
     private func probe(while work: @escaping @Sendable () async throws -> [Double]) async throws -> Probed {
-        let connection = try BlockingVarlink(path: daemon.socket)
+        let connection = try FramedSocket(path: daemon.socket)
         let interval = options.probeIntervalMs
         let method = "\(DaemonUnderTest.interface).GetStatus"
         // SOUNDSCAPE_BENCH_SLOW_PROBE_MS: print each probe slower than this, with its
@@ -140,7 +141,7 @@ struct ControlUnderLoad {
             var next = monoNanos()
             while !stop.isSet {
                 let t0 = monoNanos()
-                try connection.call(method)
+                try connection.call(method: method)
                 let t1 = monoNanos()
                 samples.append((t0, t1))
                 if let slow = slowProbeMs, secondsBetween(t0, t1) * 1000 > slow {
@@ -290,5 +291,23 @@ enum LongSoundscape {
         defer { close(descriptor) }
         _ = fdatasync(descriptor)
         _ = posix_fadvise(descriptor, 0, 0, POSIX_FADV_DONTNEED)
+    }
+}
+
+extension FramedSocket {
+    /// Sends `{"method": method}` and reads the reply, which it does not decode;
+    /// returns its size in bytes, and throws when it is an error. From a thread of
+    /// its own, what this times is the daemon's answer and the kernel's delivery,
+    /// not the bench's executor hops (a Swift task resumed through a NIO thread waits
+    /// for two more wake-ups, and on two cores those sat behind the bench's own
+    /// decoding of a 60 KB list reply for up to 4.6 ms: `perf sched timehist`).
+    @discardableResult
+    fileprivate func call(method: String) throws -> Int {
+        let reply = try call("{\"method\":\"\(method)\"}")
+        // A successful reply starts with its parameters; an error names itself first or last.
+        guard reply.starts(with: Array("{\"parameters\":".utf8)) else {
+            throw HarnessError("\(method) failed: \(String(decoding: reply.prefix(200), as: UTF8.self))")
+        }
+        return reply.count
     }
 }

@@ -76,7 +76,8 @@ public enum Daemon {
                            hub: hub, eventLoopGroup: eventLoopGroup, logger: Logger(label: "soundscaped.signer"))
         }
         let signerHost = try options.signer.map(makeSignerHost)
-        // Files, SQLite: everything that may wait for a disk runs here, never on the event loop.
+        // Soundscape files (scans, opens, hashes), the list's encoding, a reload's file: what may
+        // wait for a disk runs here, never on the event loop. SQLite has its own (StateKeeper).
         let worker = WorkerThread(name: "soundscaped-io")
         let player = Player(.init(output: output, outputEvents: outputEvents, outputEventSink: outputSink, store: store,
                                   locations: options.soundscapes, hub: hub, worker: worker,

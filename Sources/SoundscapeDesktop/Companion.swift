@@ -263,8 +263,7 @@ public final class Companion {
         guard let deadline else { return nil }
         let remaining = ContinuousClock.now.duration(to: deadline)
         guard remaining > .zero else { return 0 }
-        let (seconds, attoseconds) = remaining.components
-        return Int32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000 + 1)
+        return Int32(clamping: remaining.inMilliseconds(rounded: .up))
     }
 }
 

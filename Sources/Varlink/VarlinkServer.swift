@@ -164,8 +164,7 @@ public struct VarlinkServer: Sendable {
                 try channel.pipeline.syncOperations.addHandler(
                     ByteToMessageHandler(VarlinkFrameDecoder(
                         maxMessageBytes: maxMessageBytes, budget: budget,
-                        partialTimeout: .nanoseconds(Int64(limits.partialMessageTimeout.components.seconds) * 1_000_000_000
-                            + limits.partialMessageTimeout.components.attoseconds / 1_000_000_000),
+                        partialTimeout: TimeAmount(limits.partialMessageTimeout),
                         onTimeout: { dispatcher.log("varlink: closing a connection that left a message unfinished for \(limits.partialMessageTimeout)") }))
                 )
                 let connection = try ConnectionChannel(wrappingChannelSynchronously: channel)

@@ -7,7 +7,7 @@ import Glibc
 
 /// The decoded-loop cache on a small disk: it stays within its budget, and a
 /// disk that fills while a loop is being written costs nothing audible.
-@Suite("PCM cache budget", .serialized)
+@Suite("PCM cache budget", .serialized, .timeLimit(.minutes(1)))
 struct CacheBudgetTests {
     static func files(in directory: String, namespaceOf pid: Int32? = nil) throws -> [String] {
         let command = (pid.map { ["nsenter", "-t", "\($0)", "-m"] } ?? []) + ["ls", "-A", directory]

@@ -1,4 +1,5 @@
 import Foundation
+import SoundscapeSystem
 import Testing
 import TestSupport
 #if canImport(Glibc)
@@ -7,7 +8,7 @@ import Glibc
 
 /// The control socket and the CLI: named errors for bad requests, hostile
 /// clients that disturb nobody, exit codes, and an IDL that varlink tools parse.
-@Suite("Control socket and CLI", .serialized)
+@Suite("Control socket and CLI", .serialized, .timeLimit(.minutes(1)))
 struct ControlSocketTests {
     @Test("bad requests get named varlink errors while the daemon keeps serving everyone else")
     func badRequestsGetNamedErrors() throws {
@@ -17,7 +18,7 @@ struct ControlSocketTests {
             try daemon.start()
             try daemon.must("play")
             let events = try daemon.followEvents()
-            let client = try RawVarlink(path: daemon.socket)
+            let client = try FramedSocket(path: daemon.socket, timeout: .seconds(5))
 
             let cases: [(call: String, error: String, parameter: String?)] = [
                 (#"{"method":"io.soundscaped.Player.Dance"}"#, "org.varlink.service.MethodNotFound", nil),
@@ -44,33 +45,33 @@ struct ControlSocketTests {
                 ("this is not json", "org.varlink.service.InvalidParameter", nil),
             ]
             for testCase in cases {
-                let reply = try client.call(testCase.call)
+                let reply = try client.call(json: testCase.call)
                 #expect(reply.errorName == testCase.error, "\(testCase.call) → \(reply)")
                 if let parameter = testCase.parameter {
                     #expect(reply.errorParameter == parameter, "\(testCase.call) → \(reply)")
                 }
             }
             // The same connection still works, and nothing changed.
-            let status = try client.call(#"{"method":"io.soundscaped.Player.GetStatus"}"#)
+            let status = try client.call(json: #"{"method":"io.soundscaped.Player.GetStatus"}"#)
             let fields = try #require((status["parameters"] as? [String: Any])?["status"] as? [String: Any])
             #expect(fields["state"] as? String == "playing")
             #expect(fields["volume"] as? Int == 50)
 
             // An oversized message closes only that connection.
-            let hog = try RawVarlink(path: daemon.socket)
+            let hog = try FramedSocket(path: daemon.socket, timeout: .seconds(5))
             try hog.send(Array(#"{"method":"io.soundscaped.Player.GetStatus","parameters":{"x":""#.utf8)
                 + [UInt8](repeating: 0x61, count: 200_000))
             var closed = false
-            while let reply = try? hog.receive() {
+            while let reply = try? hog.receiveObject() {
                 #expect(reply.errorName != nil, "an oversized message got a non-error reply: \(reply)")
             }
             closed = true
             #expect(closed)
 
             // A client that sends and never reads does not stall anyone.
-            let deaf = try RawVarlink(path: daemon.socket)
+            let deaf = try FramedSocket(path: daemon.socket, timeout: .seconds(5))
             var accepted = 0
-            while accepted < 100_000, try deaf.sendIfRoom(#"{"method":"io.soundscaped.Player.GetStatus"}"#) {
+            while accepted < 100_000, try deaf.sendMessageIfRoom(#"{"method":"io.soundscaped.Player.GetStatus"}"#) {
                 accepted += 1
             }
             #expect(accepted < 100_000, "the daemon kept reading from a client that never reads its replies")

@@ -10,7 +10,7 @@ import Glibc
 /// playerctl, Debian's MPRIS client. python-dbusmock stands in only for what a
 /// headless machine lacks: a notification server, and logind on a private
 /// system bus.
-@Suite("Desktop: MPRIS, notifications, keep-awake", .serialized)
+@Suite("Desktop: MPRIS, notifications, keep-awake", .serialized, .timeLimit(.minutes(1)))
 struct DesktopTests {
     /// Debian's python3, which has python3-dbusmock (a python on PATH may be another one).
     static let systemPython = "/usr/bin/python3"

@@ -10,7 +10,7 @@ import Glibc
 /// proves the fragment on Debian 13), and a graph that has a device anyway
 /// fails, at start and when `withGraph`'s body returns. This machine has no
 /// sound card, so a device is made by hand to show the check fails.
-@Suite("Test graphs keep away from hardware", .serialized)
+@Suite("Test graphs keep away from hardware", .serialized, .timeLimit(.minutes(1)))
 struct HarnessIsolationTests {
     /// A device as a monitor makes one, held for as long as the returned process runs:
     /// the ALSA enumerator, which needs no sound card to exist.

@@ -8,7 +8,7 @@ import Glibc
 /// Smoke tests for the PipeWire test harness itself: a private graph comes up,
 /// audio played into a null sink is recorded faithfully, default-sink
 /// switching works, and nothing is left running afterwards.
-@Suite("PipeWire harness smoke tests", .serialized)
+@Suite("PipeWire harness smoke tests", .serialized, .timeLimit(.minutes(1)))
 struct HarnessSmokeTests {
     @Test("A 440 Hz tone played into a null sink is recorded at -9 dBFS, with silence before it")
     func recordsTone() throws {

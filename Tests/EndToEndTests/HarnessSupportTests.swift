@@ -6,7 +6,7 @@ import Glibc
 #endif
 
 /// Fast checks of the harness building blocks that need no PipeWire.
-@Suite("Test-support building blocks")
+@Suite("Test-support building blocks", .timeLimit(.minutes(1)))
 struct HarnessSupportTests {
     // MARK: WAV
 

@@ -7,7 +7,7 @@ import Glibc
 
 /// One daemon per socket and per state directory: a second one is refused,
 /// naming the first's pid, and leaves the first one's files as they were.
-@Suite("One instance", .serialized)
+@Suite("One instance", .serialized, .timeLimit(.minutes(1)))
 struct InstanceLockTests {
     /// Identity and modification time of every file in `directory` (and the socket).
     static func fingerprint(_ paths: [String]) -> [String: String] {

@@ -9,7 +9,7 @@ import Glibc
 /// ducks) the soundscape and its end — however it ends — resumes it; the
 /// audio follows the default sink, survives its sink vanishing, and never
 /// plays into a call route.
-@Suite("Interruptions and routes", .serialized)
+@Suite("Interruptions and routes", .serialized, .timeLimit(.minutes(1)))
 struct InterruptionTests {
     /// A daemon playing a steady 440 Hz tone at 100 % on `speaker`, with a second sink `phone`
     /// where fake calls play, so `speaker` carries only our sound.

@@ -13,7 +13,7 @@ import Glibc
 /// gain: the cubic curve maps position 1 to gain 1, and the graph (48 kHz F32
 /// stream → null sink → monitor → pw-record f32) neither resamples nor scales.
 /// So the recording must be the decoded loop itself, sample for sample.
-@Suite("Loop quality: sample-exact seams, click-free ramps and switches", .serialized)
+@Suite("Loop quality: sample-exact seams, click-free ramps and switches", .serialized, .timeLimit(.minutes(1)))
 struct LoopQualityTests {
     // MARK: The seam
 

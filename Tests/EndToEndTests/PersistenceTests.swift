@@ -7,7 +7,7 @@ import Glibc
 
 /// What survives the daemon: preferences and the wish to play, across clean
 /// stops and crashes; and bad soundscape files, which must never stop it.
-@Suite("Persistence and bad soundscapes", .serialized)
+@Suite("Persistence and bad soundscapes", .serialized, .timeLimit(.minutes(1)))
 struct PersistenceTests {
     @Test("volume, soundscape and the playing state survive a crash and a clean restart")
     func stateSurvivesRestarts() throws {

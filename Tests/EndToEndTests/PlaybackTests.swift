@@ -7,7 +7,7 @@ import Glibc
 
 /// What a user hears: the real daemon and CLI on a private PipeWire graph,
 /// checked by recording the sink's monitor.
-@Suite("Playback on a private PipeWire graph", .serialized)
+@Suite("Playback on a private PipeWire graph", .serialized, .timeLimit(.minutes(1)))
 struct PlaybackTests {
     @Test("play makes the default soundscape audible on the default sink, and status says so")
     func playIsAudible() throws {

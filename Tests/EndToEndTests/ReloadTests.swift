@@ -8,7 +8,7 @@ import Glibc
 /// SIGHUP and `soundscapectl reload` read the config file again and never end
 /// the daemon; a bad file is refused with its line and changes nothing; no
 /// signal a user might send ends the keep-alive but SIGTERM and SIGINT.
-@Suite("Reload and signals", .serialized)
+@Suite("Reload and signals", .serialized, .timeLimit(.minutes(1)))
 struct ReloadTests {
     struct Setup {
         let graph: PipeWireGraph

@@ -7,7 +7,7 @@ import Glibc
 
 /// The worst hour of a session: PipeWire killed and restarted, frozen, or not
 /// there at all. The daemon degrades, keeps answering, and recovers by itself.
-@Suite("Self-healing", .serialized)
+@Suite("Self-healing", .serialized, .timeLimit(.minutes(2)))
 struct SelfHealingTests {
     static func openDescriptors(_ pid: Int32) -> Int {
         ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []).count

@@ -1,4 +1,5 @@
 import Foundation
+import SoundscapeSystem
 import Testing
 import TestSupport
 #if canImport(Glibc)
@@ -9,7 +10,7 @@ import Glibc
 /// spoken with python3-sdnotify and `systemd-notify`, the stop signal, a passphrase
 /// file on stdin, restarting forever, and a health command — each against a real
 /// daemon and the fixture signer (Fixtures/fixture-signer.py).
-@Suite("Signer protocols", .serialized)
+@Suite("Signer protocols", .serialized, .timeLimit(.minutes(1)))
 struct SignerProtocolTests {
     typealias Setup = SignerTests.Setup
 
@@ -27,18 +28,7 @@ struct SignerProtocolTests {
 
     /// Sends `text` to a datagram socket from this process (another process group than the signer's).
     static func send(_ text: String, to path: String) throws {
-        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw HarnessError("socket: \(errno)") }
-        defer { close(fd) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: path.utf8.prefix($0.count - 1)) }
-        let sent = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { target in
-                text.withCString { sendto(fd, $0, strlen($0), 0, target, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-            }
-        }
-        guard sent >= 0 else { throw HarnessError("sendto \(path): \(String(cString: strerror(errno)))") }
+        try UnixSocket.send(Array(text.utf8), to: UnixSocketAddress(path: path))
     }
 
     @Test("sd_notify (python3-sdnotify): starting until READY=1, STATUS= in status, strangers dropped, systemd-notify works, missing WATCHDOG=1 is a hang")
@@ -149,7 +139,7 @@ struct SignerProtocolTests {
             let took = ContinuousClock.now - started
             #expect(Self.signer(done)["status"] as? String == "flood done")
             let announced = events.seen.filter { $0["reason"] as? String == "signerStatus" }.count
-            let seconds = Double(took.components.seconds) + Double(took.components.attoseconds) / 1e18
+            let seconds = took / .seconds(1)
             #expect(Double(announced) <= seconds + 2, "\(announced) signerStatus events in \(took)")
             #expect(!events.seen.contains { ($0["message"] as? String)?.contains("xxxx") == true || ($0["message"] as? String)?.contains("yyyy") == true })
 

@@ -1,4 +1,5 @@
 import Foundation
+import SoundscapeSystem
 import Testing
 import TestSupport
 #if canImport(Glibc)
@@ -8,7 +9,7 @@ import Glibc
 /// The signer host: started with the session, fed every event, restarted
 /// with backoff, given up on after a crash loop, and never outliving the
 /// daemon — with a real child process (tests/Fixtures/fixture-signer.py).
-@Suite("Signer host", .serialized)
+@Suite("Signer host", .serialized, .timeLimit(.minutes(1)))
 struct SignerTests {
     /// A daemon with the fixture signer, plus the fixture's record directory.
     struct Setup {
@@ -265,9 +266,9 @@ struct SignerTests {
             _ = try events.next(reason: "signerStarted")
             events.stop()
             // Enough events to fill the pipe (64 KiB) and the signer's queue (1024) several times over.
-            let client = try RawVarlink(path: setup.daemon.socket)
+            let client = try FramedSocket(path: setup.daemon.socket, timeout: .seconds(5))
             for index in 0..<3000 {
-                let reply = try client.call(#"{"method":"io.soundscaped.Player.SetVolume","parameters":{"volume":\#(index % 2 == 0 ? 20 : 30)}}"#)
+                let reply = try client.call(json: #"{"method":"io.soundscaped.Player.SetVolume","parameters":{"volume":\#(index % 2 == 0 ? 20 : 30)}}"#)
                 #expect(reply.errorName == nil)
             }
             let result = try setup.daemon.ctl("status", timeout: .seconds(5))

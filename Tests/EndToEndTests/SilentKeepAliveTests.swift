@@ -6,7 +6,7 @@ import TestSupport
 /// can suspend (a running sink keeps a laptop's sound card powered), and the
 /// daemon makes no audio wake-ups; the session goes on, and raising the
 /// volume is audible within a second.
-@Suite("Volume off on a private PipeWire graph", .serialized)
+@Suite("Volume off on a private PipeWire graph", .serialized, .timeLimit(.minutes(1)))
 struct SilentKeepAliveTests {
     @Test("at volume off the sink suspends and the daemon sleeps; raising it is audible within a second")
     func volumeOffIsASilentKeepAlive() throws {

@@ -10,7 +10,7 @@ import Glibc
 /// whose state directory is a read-only bind mount, or a tiny tmpfs that is
 /// full. The saved keep-alive must still resume, nothing may be moved aside,
 /// and a change made meanwhile must reach the disk once it takes writes.
-@Suite("State store faults", .serialized)
+@Suite("State store faults", .serialized, .timeLimit(.minutes(1)))
 struct StateStoreFaultTests {
     /// A daemon that played `tone` at 35 % and was stopped cleanly: the saved state says "playing".
     static func savedSession(_ graph: PipeWireGraph) throws -> Soundscaped {

@@ -1,4 +1,5 @@
 import Foundation
+import SoundscapeSystem
 import Testing
 import TestSupport
 #if canImport(Glibc)
@@ -7,7 +8,7 @@ import Glibc
 
 /// Hundreds of subscribers at once: fast ones see every event in order, a
 /// slow one is dropped with a final error, and the daemon's memory stays flat.
-@Suite("Subscribers at scale", .serialized)
+@Suite("Subscribers at scale", .serialized, .timeLimit(.minutes(2)))
 struct SubscriberScaleTests {
     static let subscribers = 300
     static let events = 1000
@@ -34,14 +35,14 @@ struct SubscriberScaleTests {
             try waitUntil(timeout: .seconds(20), "all \(Self.subscribers) snapshots") {
                 swarm.counts.allSatisfy { $0 >= 1 }
             }
-            let slow = try RawVarlink(path: daemon.socket)
-            try slow.send(#"{"method":"io.soundscaped.Player.Subscribe","more":true}"#)
+            let slow = try FramedSocket(path: daemon.socket, timeout: .seconds(5))
+            try slow.sendMessage(#"{"method":"io.soundscaped.Player.Subscribe","more":true}"#)
             let memoryBefore = Self.residentKilobytes(process.pid)
 
-            let control = try RawVarlink(path: daemon.socket)
+            let control = try FramedSocket(path: daemon.socket, timeout: .seconds(5))
             for index in 0..<Self.events {
                 let volume = index % 2 == 0 ? 31 : 32
-                let reply = try control.call(#"{"method":"io.soundscaped.Player.SetVolume","parameters":{"volume":\#(volume)}}"#)
+                let reply = try control.call(json: #"{"method":"io.soundscaped.Player.SetVolume","parameters":{"volume":\#(volume)}}"#)
                 #expect(reply.errorName == nil)
                 if (index + 1) % Self.burst == 0 {
                     let expected = index + 2  // the snapshot and every event so far
@@ -61,7 +62,7 @@ struct SubscriberScaleTests {
 
             // The slow subscriber, reading at last, finds its stream ended by a named error.
             var lastReply: [String: Any]?
-            while let reply = try slow.receive() {
+            while let reply = try slow.receiveObject() {
                 lastReply = reply
                 if reply.errorName != nil { break }
             }

@@ -7,7 +7,7 @@ import Glibc
 
 /// The daemon as systemd sees it: notifications on NOTIFY_SOCKET and a control
 /// socket handed over with LISTEN_FDS, without systemd itself.
-@Suite("systemd integration", .serialized)
+@Suite("systemd integration", .serialized, .timeLimit(.minutes(1)))
 struct SystemdIntegrationTests {
     @Test("NOTIFY_SOCKET receives READY once, WATCHDOG at half of WATCHDOG_USEC, STATUS lines, and STOPPING on SIGTERM")
     func notifications() throws {

@@ -10,7 +10,7 @@ import Glibc
 /// names the source of each), against the real daemon, with what reaches the
 /// sink checked: a Bluetooth headset behind 0.5.13's loopback sink, and the
 /// role-based policy's sinks and corks.
-@Suite("WirePlumber 0.5's graph", .serialized)
+@Suite("WirePlumber 0.5's graph", .serialized, .timeLimit(.minutes(1)))
 struct WirePlumber05GraphTests {
     typealias Setup = InterruptionTests.Setup
     typealias WP = PipeWireGraph.WirePlumber05

@@ -334,16 +334,4 @@ func right(_ samples: [Float]) -> [Float] { stride(from: 1, to: samples.count, b
         _ = harness.render(frames: 1000, chunk: 250)
         #expect(harness.renderer.counters == .init(frames: 1300, cycles: 7, underrunFrames: 0))
     }
-
-    @Test func resetDropsAllVoicesAndSilences() {
-        let harness = RenderHarness()
-        let ring = constantRing(left: 0.5, right: 0.5, frames: 1024)
-        harness.startSteady(ring: ring, gain: 1)
-        _ = harness.render(frames: 10)
-        harness.renderer.applyReset()
-        #expect(harness.renderer.slotsInUse.isEmpty)
-        #expect(harness.render(frames: 100).allSatisfy { $0 == 0 })
-        #expect(ring.availableFrames == 1014)
-        #expect(harness.renderer.takeNotifications().isEmpty)
-    }
 }

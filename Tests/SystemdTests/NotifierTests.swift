@@ -26,16 +26,6 @@ import Testing
         ])
     }
 
-    @Test func abstractAddressHasNoPadding() throws {
-        let address = try NotifySocketAddress(parsing: "@abc")
-        #expect(address.pathBytes == [0, 0x61, 0x62, 0x63])
-        #expect(address.isAbstract)
-        address.withSockaddr { _, length in
-            #expect(Int(length) == MemoryLayout<sockaddr_un>.offset(of: \sockaddr_un.sun_path)! + 4)
-        }
-        #expect(try NotifySocketAddress(parsing: "/run/x").pathBytes == Array("/run/x".utf8) + [0])
-    }
-
     @Test func lineBreaksCannotForgeFields() throws {
         let sink = try DatagramSink(.path)
         let notifier = SystemdNotifier(environment: ["NOTIFY_SOCKET": sink.address], logger: logs.logger)

@@ -15,10 +15,7 @@ public struct HarnessError: Error, CustomStringConvertible, Sendable {
 
 extension Duration {
     /// The duration as (fractional) seconds.
-    var inSeconds: Double {
-        let c = components
-        return Double(c.seconds) + Double(c.attoseconds) / 1e18
-    }
+    var inSeconds: Double { self / .seconds(1) }
 
     static func seconds(fractional value: Double) -> Duration {
         .nanoseconds(Int64((value * 1e9).rounded()))

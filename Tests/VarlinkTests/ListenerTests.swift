@@ -1,4 +1,5 @@
 import Foundation
+import SoundscapeSystem
 import Testing
 @testable import Varlink
 import TestSupport
@@ -38,7 +39,7 @@ import TestSupport
         defer { directory.remove() }
         let path = directory.socketPath
         // Bound but never listening: what a crashed server leaves behind.
-        close(try POSIXSocket.bound(to: path, listening: false))
+        close(try UnixSocket.bind(.stream, to: UnixSocketAddress(path: path)))
         #expect(FileManager.default.fileExists(atPath: path))
 
         try await withServer(.unixPath(path)) {
@@ -77,7 +78,7 @@ import TestSupport
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let path = directory.socketPath
-        let descriptor = try POSIXSocket.bound(to: path, listening: true)
+        let descriptor = try UnixSocket.bind(.stream, to: UnixSocketAddress(path: path), listening: true)
         try await withServer(.boundFileDescriptor(descriptor)) {
             try await withClient(path) { client in
                 _ = try await client.call("org.varlink.service.GetInfo")
@@ -97,7 +98,7 @@ import TestSupport
             return path == directory.socketPath
         }
 
-        close(try POSIXSocket.bound(to: directory.socketPath, listening: false))
+        close(try UnixSocket.bind(.stream, to: UnixSocketAddress(path: directory.socketPath)))
         await #expect {
             try await VarlinkClient.connect(unixPath: directory.socketPath)
         } throws: { error in

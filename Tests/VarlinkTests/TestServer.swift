@@ -16,7 +16,7 @@ struct TemporaryDirectory {
 
     init() throws {
         var template = Array("/tmp/varlink-test-XXXXXX".utf8CString)
-        guard let created = mkdtemp(&template) else { throw POSIXSocket.Failure(operation: "mkdtemp", code: errno) }
+        guard let created = mkdtemp(&template) else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         path = String(cString: created)
     }
 

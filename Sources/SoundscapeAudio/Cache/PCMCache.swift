@@ -233,9 +233,8 @@ final class PCMCacheBuild: @unchecked Sendable {
     func wait(timeout: Duration) -> Bool {
         var deadline = timespec()
         clock_gettime(CLOCK_REALTIME, &deadline)
-        let (seconds, attoseconds) = timeout.components
-        let nanoseconds = Int(deadline.tv_nsec) + Int(attoseconds / 1_000_000_000)
-        deadline.tv_sec += Int(seconds) + nanoseconds / 1_000_000_000
+        let nanoseconds = Int(deadline.tv_nsec) + Int(timeout.inNanoseconds())
+        deadline.tv_sec += nanoseconds / 1_000_000_000
         deadline.tv_nsec = nanoseconds % 1_000_000_000
         while sem_timedwait(&finished, &deadline) != 0 {
             guard errno == EINTR else { return false }

@@ -1,5 +1,6 @@
 import CPipeWire
 import CSoundscapeShims
+import SoundscapeCore
 
 /// A one-shot timer on a PipeWire loop (a timerfd): `fired` runs on that loop's
 /// thread. Arming and disarming are a `timerfd_settime`, safe from any thread.
@@ -42,10 +43,7 @@ final class LoopTimer: @unchecked Sendable {
     /// nanoseconds, so the timer never fires before an instant computed with
     /// the same delay, and at least 1 ns, since 0 disarms.
     static func nanoseconds(_ delay: Duration) -> UInt64 {
-        guard delay > .zero else { return 1 }
-        let (seconds, attoseconds) = delay.components
-        let (whole, part) = attoseconds.quotientAndRemainder(dividingBy: 1_000_000_000)
-        return max(UInt64(seconds) * 1_000_000_000 + UInt64(whole) + (part > 0 ? 1 : 0), 1)
+        UInt64(max(delay.inNanoseconds(rounded: .up), 1))
     }
 }
 

@@ -49,9 +49,3 @@ func runBlocking(on loop: UnsafeMutablePointer<pw_loop>, _ body: () -> Void) {
         }
     }
 }
-
-/// Lets C pointers cross into `@Sendable` closures where PipeWire's own rules
-/// (an object is used on its loop's thread or under its lock) make that safe.
-struct UncheckedPointer: @unchecked Sendable {
-    let raw: OpaquePointer
-}

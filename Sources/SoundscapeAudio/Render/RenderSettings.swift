@@ -36,7 +36,6 @@ public struct RenderSettings: Sendable, Equatable {
     }
 
     static func frames(_ duration: Duration) -> Int {
-        let (seconds, attoseconds) = duration.components
-        return max(1, Int(seconds) * sampleRate + Int(attoseconds / 1_000_000_000_000) * sampleRate / 1_000_000)
+        max(1, Int(duration.inMicroseconds()) * sampleRate / 1_000_000)
     }
 }

@@ -7,11 +7,13 @@ import Synchronization
 /// with the user's volume and the play/stop fade applied in the same pass.
 ///
 /// Everything in `render` and the `apply…` commands runs on PipeWire's data
-/// thread only (commands arrive through `pw_loop_invoke`, serialised with
-/// `process`), so the RT state needs no locks. Facts flow back through atomics
-/// plus one eventfd signal, coalesced so a cycle signals at most once.
+/// thread only (the loop thread's commands arrive through `pw_loop_invoke`,
+/// serialised with `process`), so the RT state needs no locks. Facts flow back
+/// through atomics plus one eventfd signal on the data loop, coalesced so a
+/// cycle signals at most once; `DataThreadRefill` takes them there, after the
+/// cycle, and forwards to the loop thread what it does not handle itself.
 public final class Renderer: @unchecked Sendable {
-    /// Bits in `pendingNotifications`, drained by the control thread.
+    /// Bits in `pending`, taken by `DataThreadRefill` on the data thread.
     public struct Notification: OptionSet, Sendable {
         public let rawValue: UInt32
         public init(rawValue: UInt32) { self.rawValue = rawValue }
@@ -29,7 +31,7 @@ public final class Renderer: @unchecked Sendable {
 
     public let settings: RenderSettings
 
-    // MARK: Shared with the control thread (atomics only)
+    // MARK: Shared with the other threads (atomics only)
 
     private let pending = Atomic<UInt32>(0)
     /// Bit n set while the RT thread may read slot n's ring.
@@ -37,7 +39,7 @@ public final class Renderer: @unchecked Sendable {
     private let framesRenderedTotal = Atomic<Int>(0)
     private let cyclesTotal = Atomic<Int>(0)
     private let underrunFramesTotal = Atomic<Int>(0)
-    /// Armed by the control thread while it believes audio has stalled; the next
+    /// Armed by the loop thread (`ProgressWatch`) while it believes audio has stalled; the next
     /// cycle disarms it and reports `.progressed`. One atomic load per cycle.
     private let progressWatch = Atomic<Bool>(false)
     /// Called (on the RT thread) when a notification bit goes from clear to set.
@@ -85,15 +87,15 @@ public final class Renderer: @unchecked Sendable {
         rt.deallocate()
     }
 
-    // MARK: Control-thread view
+    // MARK: The other threads' view
 
     /// Takes and clears the pending notifications.
     public func takeNotifications() -> Notification {
         Notification(rawValue: pending.exchange(0, ordering: .acquiringAndReleasing))
     }
 
-    /// Slots the RT thread may still read; the control thread refills and
-    /// replaces only slots outside this set.
+    /// Slots the RT thread may still read; the loop thread (`VoiceBank`)
+    /// prepares and releases only slots outside this set.
     public var slotsInUse: Set<Int> {
         let bits = slotsInUseBits.load(ordering: .acquiring)
         return Set((0..<Self.slotCount).filter { bits & (1 << $0) != 0 })
@@ -164,19 +166,6 @@ public final class Renderer: @unchecked Sendable {
     public func applyVolume(position: Float, immediately: Bool = false) {
         rt.pointee.volumeTarget = min(max(position, 0), 1)
         if immediately { rt.pointee.volume = rt.pointee.volumeTarget }
-    }
-
-    /// Drops all voices; for tear-down when the stream is gone.
-    public func applyReset() {
-        var state = rt.pointee
-        release(slot: state.current, in: &state)
-        release(slot: state.incoming, in: &state)
-        state.current = -1
-        state.incoming = -1
-        state.fade = 0
-        state.running = false
-        state.fadedOutReported = true
-        rt.pointee = state
     }
 
     /// Bit n set when slot n is being rendered and its ring is below half full.

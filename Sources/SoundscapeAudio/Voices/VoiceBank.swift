@@ -1,7 +1,7 @@
 import Logging
 import SoundscapeCore
 
-/// The control-thread side of the renderer's slots: the loop source (cache
+/// The loop thread's side of the renderer's slots: the loop source (cache
 /// file or decoder) feeding each slot's ring. Decoding and blocking reads
 /// happen here, ahead of time, so the RT thread only ever copies. A voice that
 /// plays from the PCM cache lends its reader to `DataThreadRefill`, which keeps

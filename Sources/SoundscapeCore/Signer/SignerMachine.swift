@@ -360,8 +360,7 @@ public struct SignerMachine: Sendable {
     }
 
     public static func seconds(_ duration: Duration) -> String {
-        let (seconds, attoseconds) = duration.components
-        let tenths = attoseconds / 100_000_000_000_000_000
-        return tenths == 0 ? "\(seconds)" : "\(seconds).\(tenths)"
+        let tenths = duration.inMilliseconds() / 100
+        return tenths % 10 == 0 ? "\(tenths / 10)" : "\(tenths / 10).\(tenths % 10)"
     }
 }

@@ -113,8 +113,7 @@ final class SignerHost: Sendable {
         if let liveness = configuration.livenessTimeout {
             // As systemd's WatchdogSec: sd_watchdog_enabled() reads it (no WATCHDOG_PID: the pid is
             // not known before the spawn, and anything in the group may ping).
-            let (seconds, attoseconds) = liveness.components
-            environment["WATCHDOG_USEC"] = "\(seconds * 1_000_000 + attoseconds / 1_000_000_000_000)"
+            environment["WATCHDOG_USEC"] = "\(liveness.inMicroseconds())"
         }
         let process: SignerProcess
         do {

@@ -41,9 +41,9 @@ final class SignerNotifySocket: Sendable {
 
     /// Binds a fresh socket at `path` (replacing a stale one a crashed daemon left).
     init(path: String) throws(SpawnError) {
-        let address: NotifySocketAddress
+        let address: UnixSocketAddress
         do {
-            address = try NotifySocketAddress(parsing: path)
+            address = try UnixSocketAddress(notation: path)
         } catch {
             throw SpawnError("the signer's notify socket path is too long: \(path)")
         }

@@ -64,8 +64,7 @@ enum SignerProbe {
             if exited >= 0 { descriptors.append(pollfd(fd: exited, events: Int16(POLLIN), revents: 0)) }
             // Without a pidfd (a kernel before 5.3) the end of its output stands for its end.
             if exited < 0, open.isEmpty { break }
-            let milliseconds = Int32(clamping: left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1)
-            let ready = poll(&descriptors, nfds_t(descriptors.count), milliseconds)
+            let ready = poll(&descriptors, nfds_t(descriptors.count), Int32(clamping: left.inMilliseconds(rounded: .up)))
             if ready < 0 {
                 if errno == EINTR { continue }
                 break

@@ -84,14 +84,12 @@ private final class EventLoopTaskExecutor: TaskExecutor, SchedulingExecutor {
                 .enqueue(ExecutorJob(job), at: instant, tolerance: tolerance, clock: clock)
             return
         }
-        let (seconds, attoseconds) = duration.components
-        let nanoseconds = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        let total = nanoseconds.overflow ? Int64.max : nanoseconds.partialValue &+ attoseconds / 1_000_000_000
+        let delayAmount = TimeAmount(duration)
         let loop = group.any()
-        if total <= 0 {
+        if delayAmount.nanoseconds <= 0 {
             loop.execute(run)
         } else {
-            loop.scheduleTask(in: .nanoseconds(total), run)
+            loop.scheduleTask(in: delayAmount, run)
         }
     }
 }

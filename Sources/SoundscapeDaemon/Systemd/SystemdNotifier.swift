@@ -1,5 +1,6 @@
 import Glibc
 import Logging
+import SoundscapeSystem
 import Synchronization
 
 /// Tells systemd about the daemon's state, as `sd_notify(3)` does, without libsystemd.
@@ -36,7 +37,7 @@ public final class SystemdNotifier: Sendable {
     /// systemd reads notifications into a buffer of this size and drops longer datagrams whole.
     public static let maximumMessageBytes = 4096
 
-    private let address: NotifySocketAddress?
+    private let address: UnixSocketAddress?
     private let descriptor: CInt
     private let setupFailure: Failure?
     private let logger: Logger
@@ -53,16 +54,15 @@ public final class SystemdNotifier: Sendable {
             (address, descriptor, setupFailure) = (nil, -1, nil)
             return
         }
-        do {
-            let parsed = try NotifySocketAddress(parsing: notifySocket)
-            address = parsed
+        do throws(UnixSocket.Failure) {
+            address = try UnixSocketAddress(notation: notifySocket)
             // One socket for the daemon's life. Unconnected, so each send resolves the
             // address afresh: a manager re-executing itself binds a new socket at the same path.
             let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
             descriptor = fd
             setupFailure = fd < 0 ? .socketFailed(errno: errno) : nil
         } catch {
-            (address, descriptor, setupFailure) = (nil, -1, error)
+            (address, descriptor, setupFailure) = (nil, -1, .unsupportedAddress(notifySocket))
         }
         if let setupFailure { report(setupFailure) }
     }

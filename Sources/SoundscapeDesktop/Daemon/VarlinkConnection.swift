@@ -1,10 +1,10 @@
 import FoundationEssentials
-import Glibc
 import SoundscapeSystem
 
 /// One varlink connection to the daemon, for a single-threaded poll loop:
-/// non-blocking, messages framed by NUL bytes, replies matched to calls in
-/// order (varlink answers the calls of one connection in the order they came).
+/// non-blocking, replies matched to calls in order (varlink answers the calls of
+/// one connection in the order they came). The bytes and their NUL framing are
+/// `FramedSocket`'s.
 ///
 /// The protocol is ours (docs/protocol.md) and tiny; the companion speaks it
 /// here rather than through the daemon's NIO-based client so that it needs no
@@ -17,9 +17,7 @@ final class VarlinkConnection {
     /// A reply: the raw JSON object's bytes, or the error's name.
     typealias Completion = (Result<[UInt8], Failure>) -> Void
 
-    let fd: Int32
-    private var input: [UInt8] = []
-    private var output: [UInt8] = []
+    private let socket: FramedSocket
     private var pending: [(more: Bool, completion: Completion)] = []
     private(set) var isOpen = true
 
@@ -28,17 +26,17 @@ final class VarlinkConnection {
 
     /// Connects at once (a socket-activated daemon's socket always accepts).
     init(path: String) throws(Failure) {
-        let fd: CInt
-        do { fd = try UnixSocket.connect(path: path) } catch { throw Failure(description: error.description) }
-        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-        self.fd = fd
+        do {
+            socket = try FramedSocket(path: path, limit: Self.replyLimit)
+        } catch {
+            throw Failure(description: error.description)
+        }
+        socket.setNonBlocking()
     }
 
-    deinit {
-        close(fd)
-    }
+    var fd: Int32 { socket.descriptor }
 
-    var wantsWrite: Bool { !output.isEmpty }
+    var wantsWrite: Bool { socket.wantsWrite }
 
     /// Sends a call; `completion` runs for each reply (once, or per reply with `more`).
     func call(_ method: String, parameters: String = "{}", more: Bool = false, completion: @escaping Completion) {
@@ -48,62 +46,51 @@ final class VarlinkConnection {
         }
         let message = "{\"method\":\"io.soundscaped.Player.\(method)\",\"parameters\":\(parameters)"
             + (more ? ",\"more\":true}" : "}")
-        output += Array(message.utf8) + [0]
+        socket.queueMessage(message.utf8)
         pending.append((more, completion))
         flush()
     }
 
     /// Writes what is queued, as far as the socket takes it.
     func flush() {
-        while isOpen, !output.isEmpty {
-            let written = output.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if written > 0 {
-                output.removeFirst(written)
-            } else if written < 0, errno == EINTR {
-                continue
-            } else if written < 0, errno == EAGAIN || errno == EWOULDBLOCK {
-                return
-            } else {
-                fail("the daemon closed the connection")
-                return
-            }
+        guard isOpen else { return }
+        do {
+            try socket.flush()
+        } catch {
+            fail("the daemon closed the connection")
         }
     }
 
     /// Reads what arrived and completes the calls it answers; false once closed.
     @discardableResult
     func readAvailable() -> Bool {
-        var buffer = [UInt8](repeating: 0, count: 16384)
-        while isOpen {
-            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if count > 0 {
-                input += buffer[0..<count]
-                deliver()
-                if input.count > Self.replyLimit { fail("a reply exceeded \(Self.replyLimit) bytes") }
-            } else if count < 0, errno == EINTR {
-                continue
-            } else if count < 0, errno == EAGAIN || errno == EWOULDBLOCK {
-                break
-            } else {
-                fail(count == 0 ? "the daemon closed the connection" : String(cString: strerror(errno)))
-            }
+        guard isOpen else { return false }
+        var messages: [[UInt8]] = []
+        var ended: FramedSocket.Failure?
+        do {
+            try socket.receiveAvailable(into: &messages)
+        } catch {
+            ended = error
+        }
+        for message in messages { deliver(message) }
+        switch ended {
+        case nil: break
+        case .closed?: fail("the daemon closed the connection")
+        case .tooLong(let limit)?: fail("a reply exceeded \(limit) bytes")
+        case let other?: fail(other.description)
         }
         return isOpen
     }
 
-    private func deliver() {
-        while let end = input.firstIndex(of: 0) {
-            let message = Array(input[..<end])
-            input.removeFirst(end + 1)
-            guard !pending.isEmpty else { continue }
-            let reply = VarlinkReply(message)
-            let entry = pending[0]
-            if !(entry.more && reply.continues == true) { pending.removeFirst() }
-            if let error = reply.error {
-                entry.completion(.failure(Failure(description: error)))
-            } else {
-                entry.completion(.success(message))
-            }
+    private func deliver(_ message: [UInt8]) {
+        guard isOpen, !pending.isEmpty else { return }
+        let reply = VarlinkReply(message)
+        let entry = pending[0]
+        if !(entry.more && reply.continues == true) { pending.removeFirst() }
+        if let error = reply.error {
+            entry.completion(.failure(Failure(description: error)))
+        } else {
+            entry.completion(.success(message))
         }
     }
 

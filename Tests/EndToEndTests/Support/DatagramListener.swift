@@ -1,4 +1,6 @@
 import Foundation
+import SoundscapeCore
+import SoundscapeSystem
 import TestSupport
 #if canImport(Glibc)
 import Glibc
@@ -12,15 +14,7 @@ final class DatagramListener {
 
     init(path: String) throws {
         self.path = path
-        fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw HarnessError("socket: \(errno)") }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: path.utf8.prefix($0.count - 1)) }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        guard bound == 0 else { throw HarnessError("bind \(path): \(errno)") }
+        fd = try UnixSocket.bind(.datagram, to: UnixSocketAddress(path: path))
     }
 
     deinit {
@@ -30,8 +24,7 @@ final class DatagramListener {
     /// The next datagram, or nil after `timeout`.
     func next(timeout: Duration) -> String? {
         var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        let milliseconds = Int32(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
-        guard poll(&descriptor, 1, milliseconds) > 0 else { return nil }
+        guard poll(&descriptor, 1, Int32(clamping: timeout.inMilliseconds(rounded: .up))) > 0 else { return nil }
         var buffer = [UInt8](repeating: 0, count: 4096)
         let count = recv(fd, &buffer, buffer.count, 0)
         return count > 0 ? String(decoding: buffer[0..<count], as: UTF8.self) : nil

@@ -1,4 +1,5 @@
 import Foundation
+import SoundscapeSystem
 import TestSupport
 #if canImport(Glibc)
 import Glibc
@@ -39,14 +40,14 @@ struct HostileRound {
             let subscribe = Array(#"{"method":"io.soundscaped.Player.Subscribe","more":true}"#.utf8) + [0]
             _ = subscribe.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         }
-        let control = try RawVarlink(path: socket)
+        let control = try FramedSocket(path: socket, timeout: .seconds(5))
         for index in 0..<volumeChanges {
-            let reply = try control.call(#"{"method":"io.soundscaped.Player.SetVolume","parameters":{"volume":\#(index % 2 == 0 ? 41 : 42)}}"#)
+            let reply = try control.call(json: #"{"method":"io.soundscaped.Player.SetVolume","parameters":{"volume":\#(index % 2 == 0 ? 41 : 42)}}"#)
             if let error = reply.errorName { throw HarnessError("SetVolume refused during the attack: \(error)") }
         }
-        let garbage = try RawVarlink(path: socket)
+        let garbage = try FramedSocket(path: socket, timeout: .seconds(5))
         for index in 0..<garbageFrames {
-            _ = try? garbage.sendIfRoom("not json \(index) {{{")
+            _ = try? garbage.sendMessageIfRoom("not json \(index) {{{")
         }
         // The huge frame: the daemon stops reading it at its message limit and closes; the
         // rest of the writes then fail, which is expected.
@@ -63,24 +64,8 @@ struct HostileRound {
     }
 
     static func connect(_ path: String) throws -> Int32 {
-        let fd = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw HarnessError("socket(): errno \(errno)") }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { bytes in
-            bytes.copyBytes(from: path.utf8.prefix(bytes.count - 1))
-        }
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        guard connected == 0 else {
-            close(fd)
-            throw HarnessError("connect(\(path)): errno \(errno)")
-        }
-        var timeout = timeval(tv_sec: 5, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let fd = try UnixSocket.connect(path: path)
+        UnixSocket.setTimeouts(fd, send: .seconds(5), receive: nil)
         return fd
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import SoundscapeSystem
 import Synchronization
 import TestSupport
 #if canImport(Glibc)
@@ -18,8 +19,8 @@ final class SubscriberSwarm: @unchecked Sendable {
     init(path: String, count: Int) throws {
         var fds: [Int32] = []
         for _ in 0..<count {
-            let client = try RawVarlink(path: path)
-            try client.send(#"{"method":"io.soundscaped.Player.Subscribe","more":true}"#)
+            let client = try FramedSocket(path: path, timeout: .seconds(5))
+            try client.sendMessage(#"{"method":"io.soundscaped.Player.Subscribe","more":true}"#)
             fds.append(client.detach())
         }
         self.fds = fds
@@ -46,7 +47,7 @@ final class SubscriberSwarm: @unchecked Sendable {
     var errorNames: [String?] { errors.withLock { $0 } }
 
     private func run() {
-        var buffers = Array(repeating: [UInt8](), count: fds.count)
+        var frames = Array(repeating: NULFrames(limit: FramedSocket.defaultLimit), count: fds.count)
         var chunk = [UInt8](repeating: 0, count: 65536)
         var pollfds = fds.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
         while !stopFlag.load(ordering: .relaxed) {
@@ -57,13 +58,8 @@ final class SubscriberSwarm: @unchecked Sendable {
                     pollfds[index].fd = -1  // closed: poll ignores negative fds
                     continue
                 }
-                buffers[index].append(contentsOf: chunk[0..<got])
-                var frames: [[UInt8]] = []
-                while let end = buffers[index].firstIndex(of: 0) {
-                    frames.append(Array(buffers[index][..<end]))
-                    buffers[index].removeSubrange(...end)
-                }
-                for frame in frames {
+                frames[index].append(chunk[0..<got])
+                while let frame = frames[index].next() {
                     if let seq = FrameScan.number(after: Array(#""seq":"#.utf8), in: frame).map({ Int($0) }) {
                         seqs.withLock { $0[index].append(seq) }
                     } else if let name = FrameScan.string(after: Array(#""error":""#.utf8), in: frame) {

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import SoundscapeSystem
 import Synchronization
 
 /// Stands in for systemd's notification socket: a datagram socket bound at a temporary
@@ -17,9 +18,7 @@ final class DatagramSink: Sendable {
     enum Kind { case path, abstract }
 
     init(_ kind: Kind) throws {
-        fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
-        guard fd >= 0 else { throw POSIXError(.init(rawValue: errno)!) }
-        var pathBytes: [UInt8]
+        let socketAddress: UnixSocketAddress
         switch kind {
         case .path:
             var template = Array("/tmp/systemd-tests.XXXXXX".utf8CString)
@@ -27,23 +26,16 @@ final class DatagramSink: Sendable {
             let dir = String(cString: made)
             directory = dir
             address = dir + "/notify"
-            pathBytes = Array(address.utf8) + [0]
+            socketAddress = try UnixSocketAddress(path: address)
         case .abstract:
             directory = nil
             let name = "soundscaped-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
             address = "@" + name
-            pathBytes = [0] + Array(name.utf8)
+            socketAddress = try UnixSocketAddress(abstract: name)
         }
-        var sa = sockaddr_un()
-        sa.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &sa.sun_path) { $0.copyBytes(from: pathBytes) }
-        // Exactly the significant bytes: an abstract name bound with padding would be
-        // another name, and the notifier's datagrams would not arrive.
-        let length = socklen_t(MemoryLayout<sockaddr_un>.offset(of: \sockaddr_un.sun_path)! + pathBytes.count)
-        let bound = withUnsafePointer(to: &sa) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
-        }
-        guard bound == 0 else { throw POSIXError(.init(rawValue: errno)!) }
+        // Bound with exactly the significant bytes: an abstract name bound with padding
+        // would be another name, and the notifier's datagrams would not arrive.
+        fd = try UnixSocket.bind(.datagram, to: socketAddress, nonBlocking: true)
     }
 
     deinit {

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import SoundscapeSystem
 import Synchronization
 
 /// Descriptors laid out as systemd passes them: consecutive numbers from a base.
@@ -50,9 +51,9 @@ final class PassedSockets {
 
         func open(in directory: String, index: Int) throws -> CInt {
             switch self {
-            case .listeningUnixStream: return try unix(SOCK_STREAM, at: directory + "/\(index)", listening: true)
-            case .unlistenedUnixStream: return try unix(SOCK_STREAM, at: directory + "/\(index)", listening: false)
-            case .unixDatagram: return try unix(SOCK_DGRAM, at: directory + "/\(index)", listening: false)
+            case .listeningUnixStream: return try unix(.stream, at: directory + "/\(index)", listening: true)
+            case .unlistenedUnixStream: return try unix(.stream, at: directory + "/\(index)", listening: false)
+            case .unixDatagram: return try unix(.datagram, at: directory + "/\(index)", listening: false)
             case .listeningTCP:
                 let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
                 var address = sockaddr_in()
@@ -72,19 +73,8 @@ final class PassedSockets {
             }
         }
 
-        private func unix(_ type: __socket_type, at path: String, listening: Bool) throws -> CInt {
-            let fd = socket(AF_UNIX, Int32(type.rawValue), 0)
-            var address = sockaddr_un()
-            address.sun_family = sa_family_t(AF_UNIX)
-            withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8) + [0]) }
-            let bound = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-                }
-            }
-            guard fd >= 0, bound == 0 else { throw POSIXError(.init(rawValue: errno)!) }
-            if listening, Glibc.listen(fd, 8) != 0 { throw POSIXError(.init(rawValue: errno)!) }
-            return fd
+        private func unix(_ kind: UnixSocket.Kind, at path: String, listening: Bool) throws -> CInt {
+            try UnixSocket.bind(kind, to: UnixSocketAddress(path: path), listening: listening)
         }
     }
 }

@@ -1,0 +1,99 @@
+import Foundation
+import Testing
+import SoundscapeCore
+
+/// Drives a `SignerMachine` with a fake clock: one real instant as the origin,
+/// then only durations added to it.
+///
+/// The lifecycle suites look at the lifecycle: unless `showsVerdict`, what the
+/// down verdict adds (`SignerDownVerdict`: its grace tick, `signerDown`,
+/// `signerRestored`, `.availability`) is left out of what `send` returns. Its
+/// own suite (SignerDownVerdictTests) sees everything.
+struct SignerDriver {
+    typealias Action = SignerMachine.Action
+
+    var machine: SignerMachine
+    let origin: ContinuousClock.Instant
+    private(set) var now: ContinuousClock.Instant
+    var showsVerdict = false
+
+    /// The lifecycle suites' grace: long, and unlike any lifecycle deadline, so the
+    /// verdict's tick is told apart by its deadline alone.
+    static let lifecycleGrace: Duration = .seconds(7777)
+
+    init(_ configuration: SignerMachine.Configuration = SignerDriver.configuration(),
+         origin: ContinuousClock.Instant = ContinuousClock.now) {
+        machine = SignerMachine(configuration: configuration)
+        self.origin = origin
+        now = origin
+    }
+
+    /// Advances the fake clock by `elapsed`, then feeds `input`.
+    @discardableResult
+    mutating func send(_ input: SignerMachine.Input, after elapsed: Duration = .zero) -> [Action] {
+        now = now + elapsed
+        return shown(machine.handle(input, now: now))
+    }
+
+    /// Moves the fake clock to `instant` (never backwards), then feeds `input`.
+    @discardableResult
+    mutating func send(_ input: SignerMachine.Input, at instant: ContinuousClock.Instant) -> [Action] {
+        precondition(instant >= now, "the fake clock only moves forwards")
+        now = instant
+        return shown(machine.handle(input, now: now))
+    }
+
+    private func shown(_ actions: [Action]) -> [Action] {
+        guard !showsVerdict else { return actions }
+        // The verdict's deadlines are all at least a grace after the origin; the lifecycle's
+        // are never that far out in these suites.
+        let graceFromOrigin = origin + machine.configuration.startGrace
+        return actions.filter { action in
+            switch action {
+            case .availability, .emit(.signerDown, _), .emit(.signerRestored, _): false
+            case .scheduleTick(let at): at < graceFromOrigin
+            default: true
+            }
+        }
+    }
+
+    var status: SignerStatus { machine.status }
+
+    static func configuration(crashLoopLimit: Int = 5, stopTimeout: Duration = .seconds(5),
+                              liveness: Duration? = nil) -> SignerMachine.Configuration {
+        var configuration = SignerMachine.Configuration()
+        configuration.crashLoopLimit = crashLoopLimit
+        configuration.stopTimeout = stopTimeout
+        configuration.livenessTimeout = liveness
+        configuration.startGrace = lifecycleGrace
+        return configuration
+    }
+
+    /// Wanted, spawned as `pid`, with the `signerStarted` event already out.
+    static func running(pid: Int32 = 100, _ configuration: SignerMachine.Configuration = SignerDriver.configuration()) -> SignerDriver {
+        var driver = SignerDriver(configuration)
+        precondition(driver.send(.setWanted(true)) == [.spawn])
+        driver.send(.spawned(pid: pid), after: .milliseconds(10))
+        precondition(driver.status.state == .running)
+        return driver
+    }
+
+    /// From `.starting`: the instance comes up and dies `uptime` later with status 1.
+    /// Returns the actions of the exit.
+    mutating func spawnAndCrash(pid: Int32, uptime: Duration = .milliseconds(100)) -> [Action] {
+        send(.spawned(pid: pid))
+        return send(.exited(.exited(code: 1)), after: uptime)
+    }
+}
+
+extension [SignerMachine.Action] {
+    var reasons: [EventReason] {
+        compactMap { if case .emit(let reason, _) = $0 { reason } else { nil } }
+    }
+
+    var ticks: [ContinuousClock.Instant] {
+        compactMap { if case .scheduleTick(let at) = $0 { at } else { nil } }
+    }
+
+    func count(of action: SignerMachine.Action) -> Int { filter { $0 == action }.count }
+}

@@ -1,0 +1,52 @@
+#!/usr/bin/env python3
+"""The closing lines of scripts/test, read from the test runner's xunit report.
+
+  test-report.py REPORT_DIR
+
+REPORT_DIR holds the xunit*.xml files `swift test --xunit-output` wrote. Prints
+each failed test with its first message (CI shows the log's tail), the ten
+slowest tests, and last the counts and how long the tests ran. Exits 1 when no
+report was written.
+
+The report, not the console: Swift Testing's own summary line shares the
+console with the graphs' processes and has been seen missing from a log
+redirected to a file (one run in five, the run itself green).
+"""
+import glob
+import sys
+import xml.etree.ElementTree as ET
+
+
+def main():
+    reports = glob.glob(sys.argv[1] + "/xunit*.xml")
+    if not reports:
+        sys.exit("no test report was written")
+    tests = failed = skipped = 0
+    seconds = 0.0
+    cases = []
+    for path in reports:
+        root = ET.parse(path).getroot()
+        for suite in root.iter("testsuite"):
+            tests += int(suite.get("tests", 0))
+            failed += int(suite.get("failures", 0)) + int(suite.get("errors", 0))
+            skipped += int(suite.get("skipped", 0))
+            seconds += float(suite.get("time", 0))
+        cases += root.iter("testcase")
+
+    slowest = sorted(cases, key=lambda case: float(case.get("time", 0)), reverse=True)[:10]
+    if slowest:
+        print("The ten slowest tests:")
+        for case in slowest:
+            print(f"  {float(case.get('time', 0)):7.2f} s  {case.get('classname', '')}.{case.get('name', '')}")
+    # CI shows the log's tail: name each failed test there, with its first message.
+    for case in cases:
+        problems = case.findall("failure") + case.findall("error")
+        if problems:
+            message = (problems[0].get("message") or problems[0].text or "").strip().splitlines()
+            print(f"FAILED {case.get('classname', '')}.{case.get('name', '')}: {message[0] if message else ''}"[:400])
+    print(f"{tests - failed - skipped} passed, {failed} failed" + (f", {skipped} skipped" if skipped else "")
+          + f", in {seconds:.0f} s")
+
+
+if __name__ == "__main__":
+    main()
