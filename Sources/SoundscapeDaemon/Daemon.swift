@@ -68,6 +68,9 @@ public enum Daemon {
         let (outputEvents, outputSink) = AsyncStream.makeStream(of: AudioOutputEvent.self)
         let output = PipeWireOutput(configuration: options.output, logger: Logger(label: "soundscaped.audio"),
                                     events: outputSink)
+        // Connecting needs nothing else: the output's thread does it while the rest is set up and
+        // the saved state is read (Player.run starts it too; a second start does nothing).
+        output.start()
         let hub = EventHub(initialStatus: nil)
         let ownGroup = EventLoopConcurrency.isInstalled ? nil : MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let eventLoopGroup: any EventLoopGroup = ownGroup ?? EventLoopConcurrency.eventLoopGroup

@@ -103,6 +103,14 @@ public actor Player {
     let inhibitorEnvironment: [String: String]
     /// Files (moved to the background once the saved state is restored).
     let worker: WorkerThread
+    /// What the start reads from disk, begun the moment the player exists (see `restore`).
+    let startupReads: StartupReads
+
+    struct StartupReads: Sendable {
+        var saved: WorkerThread.Job<StateKeeper.Restored>
+        var catalog: WorkerThread.Job<SoundscapeCatalog>
+        var signerDownCue: WorkerThread.Job<SoundscapeData?>
+    }
 
     /// How long at most a command's answer waits for its change to be written.
     private let saveWait: Duration
@@ -125,6 +133,10 @@ public actor Player {
                                                       volume: .default), configuration: configuration)
         self.signerHost = signerHost
         inhibitorEnvironment = SleepInhibitor.environment(from: dependencies.environment)
+        // On their threads from now on, while the daemon sets up the rest: by the time `run`
+        // needs them they are usually read.
+        startupReads = StartupReads(saved: keeper.startRestoring(), catalog: loader.startScan(),
+                                    signerDownCue: loader.startLoadingSignerDownCue())
     }
 
     // MARK: Commands

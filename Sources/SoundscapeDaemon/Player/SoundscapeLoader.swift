@@ -39,7 +39,12 @@ final class SoundscapeLoader: Sendable {
 
     /// The catalog as the directories are now.
     func scan() async -> SoundscapeCatalog {
-        await worker.run { [self] in current() }
+        await startScan().value
+    }
+
+    /// Begins a scan on the worker (after what is queued there); the caller awaits it later.
+    func startScan() -> WorkerThread.Job<SoundscapeCatalog> {
+        worker.start { [self] in current() }
     }
 
     /// The catalog as it is now (the file may be new, or gone), and `id` opened.
@@ -56,10 +61,10 @@ final class SoundscapeLoader: Sendable {
         locations.builtin.map { FileSystem.join($0, "cues/signer-down.opus") }
     }
 
-    /// The signer-down cue, opened (nil when it is missing or does not open).
-    func loadSignerDownCue() async -> SoundscapeData? {
-        guard let path = signerDownCuePath else { return nil }
-        return await worker.run { try? SoundscapeData(id: .signerDownCue, gain: 1, path: path) }
+    /// Begins opening the signer-down cue on the worker: nil when it is missing or does not open.
+    func startLoadingSignerDownCue() -> WorkerThread.Job<SoundscapeData?> {
+        guard let path = signerDownCuePath else { return .finished(nil) }
+        return worker.start { try? SoundscapeData(id: .signerDownCue, gain: 1, path: path) }
     }
 
     /// On the worker thread: the last scan while nothing it read has changed, else a new one.
