@@ -84,7 +84,8 @@ public enum Daemon {
         let player = Player(.init(output: output, outputEvents: outputEvents, outputEventSink: outputSink, store: store,
                                   locations: options.soundscapes, hub: hub, worker: worker,
                                   logger: Logger(label: "soundscaped.player"),
-                                  clock: EventLoopClock(eventLoop: eventLoopGroup.next()), environment: environment),
+                                  clock: EventLoopClock(eventLoop: eventLoopGroup.next()), environment: environment,
+                                  fingerprintDirectory: options.output.pcmCacheDirectory),
                             signerHost: signerHost)
 
         let systemd = SystemdNotifierService(environment: environment, logger: Logger(label: "soundscaped.systemd")) {

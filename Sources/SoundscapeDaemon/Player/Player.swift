@@ -48,12 +48,16 @@ public actor Player {
         public var clock: any PlayerClock
         /// The daemon's environment (children such as `systemd-inhibit` take what they need of it).
         public var environment: [String: String]
+        /// Where `FingerprintMemo` keeps the soundscapes' fingerprints: the PCM
+        /// cache's directory, whose file names they are (nil: none, every open hashes).
+        public var fingerprintDirectory: String?
 
         public init(output: any AudioOutput, outputEvents: AsyncStream<AudioOutputEvent>,
                     outputEventSink: AsyncStream<AudioOutputEvent>.Continuation, store: StateStore?,
                     locations: SoundscapeCatalog.Locations, hub: EventHub, worker: WorkerThread, logger: Logger,
-                    clock: any PlayerClock, environment: [String: String] = [:]) {
+                    clock: any PlayerClock, environment: [String: String] = [:], fingerprintDirectory: String? = nil) {
             self.environment = environment
+            self.fingerprintDirectory = fingerprintDirectory
             self.output = output
             self.outputEvents = outputEvents
             self.outputEventSink = outputEventSink
@@ -122,7 +126,8 @@ public actor Player {
         outputEvents = dependencies.outputEvents
         outputEventSink = dependencies.outputEventSink
         keeper = StateKeeper(store: dependencies.store, logger: dependencies.logger)
-        loader = SoundscapeLoader(locations: dependencies.locations, worker: dependencies.worker)
+        loader = SoundscapeLoader(locations: dependencies.locations, worker: dependencies.worker,
+                                  fingerprints: dependencies.fingerprintDirectory.map(FingerprintMemo.init(directory:)))
         worker = dependencies.worker
         hub = dependencies.hub
         logger = dependencies.logger

@@ -1,3 +1,4 @@
+import Glibc
 import SoundscapeAudio
 import SoundscapeCore
 import SoundscapeLibrary
@@ -7,7 +8,8 @@ import Synchronization
 /// Scans the soundscape directories and opens soundscape files, on the worker
 /// thread. Opening one validates its Ogg pages and hashes it whole (the PCM
 /// cache's key): tens of milliseconds for a long user recording, which must
-/// never hold up the event loop that answers the control socket.
+/// never hold up the event loop that answers the control socket. The hash of a
+/// file opened before, and unchanged since, comes from `FingerprintMemo`.
 ///
 /// A scan is redone only when a directory or manifest changed (`SoundscapeCatalog.Stamp`):
 /// listing 200 files again for every `list` would cost milliseconds of CPU each time.
@@ -18,14 +20,17 @@ final class SoundscapeLoader: Sendable {
     }
 
     let worker: WorkerThread
+    /// Nil without a PCM cache (`--cache-dir none`): then every open hashes.
+    let fingerprints: FingerprintMemo?
     /// Where to look; a reload may change the extra directories.
     private let searched = Mutex<SoundscapeCatalog.Locations>(.init(builtin: nil, extra: [], user: nil))
     /// The last scan and what it depended on; touched on the worker thread only.
     private let last = Mutex<(stamp: SoundscapeCatalog.Stamp, catalog: SoundscapeCatalog)?>(nil)
 
-    init(locations: SoundscapeCatalog.Locations, worker: WorkerThread) {
+    init(locations: SoundscapeCatalog.Locations, worker: WorkerThread, fingerprints: FingerprintMemo? = nil) {
         searched.withLock { $0 = locations }
         self.worker = worker
+        self.fingerprints = fingerprints
     }
 
     var locations: SoundscapeCatalog.Locations {
@@ -51,7 +56,7 @@ final class SoundscapeLoader: Sendable {
     func load(_ id: SoundscapeID) async -> (catalog: SoundscapeCatalog, result: Result<SoundscapeData, Failure>) {
         await worker.run { [self] in
             let catalog = current()
-            return (catalog, Self.open(id, in: catalog))
+            return (catalog, Self.open(id, in: catalog, fingerprints: fingerprints))
         }
     }
 
@@ -78,10 +83,18 @@ final class SoundscapeLoader: Sendable {
     }
 
     /// Opens `id` from an existing scan (on the calling thread: call it on the worker).
-    static func open(_ id: SoundscapeID, in catalog: SoundscapeCatalog) -> Result<SoundscapeData, Failure> {
+    static func open(_ id: SoundscapeID, in catalog: SoundscapeCatalog,
+                     fingerprints: FingerprintMemo? = nil) -> Result<SoundscapeData, Failure> {
         guard let entry = catalog.entry(id) else { return .failure(.noSuchSoundscape(id)) }
         do {
-            return .success(try SoundscapeData(id: entry.id, gain: entry.gain, path: entry.path))
+            var hashed: stat?
+            let data = try SoundscapeData(id: entry.id, gain: entry.gain, path: entry.path) { info in
+                if let known = fingerprints?.fingerprint(of: entry.path, info) { return known }
+                hashed = info
+                return nil
+            }
+            if let hashed { fingerprints?.remember(data.fingerprint, of: entry.path, hashed) }
+            return .success(data)
         } catch {
             return .failure(.decodeFailed(error))
         }
