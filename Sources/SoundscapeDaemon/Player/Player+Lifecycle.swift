@@ -117,9 +117,17 @@ extension Player {
             // Not even the default opens: the machine gives up on playing, and says why.
             apply(.decodeFailed(desired.soundscape, message: failure.description, fallback: nil))
         }
-        reconcileSigner()
+        // The signer host starts with the first input the machine handles (`apply` reconciles
+        // it), which is normally the output's first fact: connecting while the state was read
+        // has usually queued it already, so a restored session's sound is on its way (a play
+        // posted to the output) before the host is spawned, a fork and exec on this loop and a
+        // program starting up beside us. The tick bounds the wait when the output is silent.
+        if signer != nil { scheduleTick(at: clock.now + Self.signerStartBound) }
         resume(callers)
     }
+
+    /// How long after the restore the signer host starts at the latest (see `restore`).
+    static let signerStartBound: Duration = .milliseconds(100)
 
     // MARK: Settling
 
