@@ -120,8 +120,16 @@ public enum Daemon {
         let control = ControlService(server: server) {
             controlLogger.info("listening", metadata: ["socket": "\(socketPath)"])
             systemd.markReady(status: hub.latest.status.map { SystemdStatusLine.text(for: $0) } ?? "Listening")
-            // Second: what connecting to PipeWire and binding the socket ran.
-            if options.releaseStartupPages { StartupPages.release(logger: controlLogger) }
+            // Second: what connecting to PipeWire, reading the saved state and binding the socket
+            // ran. On a thread of its own at idle priority: unmapping, and the faults that bring
+            // back what still runs, must not stand between a restored session and its sound
+            // (the restore usually ends about now, and a restart after a crash is timed to sound).
+            if options.releaseStartupPages {
+                BlockingThread.start {
+                    WorkerThread.setCallingThreadPolicy(.idle)
+                    StartupPages.release(logger: controlLogger)
+                }
+            }
         }
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
             // First, so it is the last to stop; its ending (a signal) shuts the group down.
