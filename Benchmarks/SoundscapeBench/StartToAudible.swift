@@ -60,7 +60,7 @@ struct StartToAudibleBench {
                 .contains { $0.hasPrefix("\(soundscape)-") && $0.hasSuffix(".f32") }
         }
         try await daemon.crash()
-        try waitForSinkIdle("the killed daemon's stream")
+        try graph.waitUntilNothingFeeds(sink, "the killed daemon's stream to leave the sink")
         var out: [StartTrial] = []
         for trial in 1...trials {
             for player in ["soundscaped", "pw-play"] {
@@ -93,7 +93,7 @@ struct StartToAudibleBench {
             trial.notes.append("the restarted daemon is not playing (state \(status["state"]?.stringValue ?? "?"))")
         }
         try await daemon.crash()
-        try waitForSinkIdle("the killed daemon's stream")
+        try graph.waitUntilNothingFeeds(sink, "the killed daemon's stream to leave the sink")
         return trial
     }
 
@@ -106,7 +106,7 @@ struct StartToAudibleBench {
             if !child.isRunning { throw HarnessError("pw-play exited early: \(child.exitStatus.map { "\($0)" } ?? "?")\n\(graph.logTail(lines: 10))") }
             child.terminate(gracePeriod: .seconds(3))
         }
-        try waitForSinkIdle("pw-play's stream")
+        try graph.waitUntilNothingFeeds(sink, "pw-play's stream to leave the sink")
         return trial
     }
 
@@ -125,13 +125,5 @@ struct StartToAudibleBench {
                                     cause: "the spawn (was the last player still heard?)")
         try? FileManager.default.removeItem(at: recording.file)
         return StartTrial(player: player, firstSound: onset.firstSound, audible: onset.audible, notes: onset.notes)
-    }
-
-    /// Nothing feeds the sink any more (bounded), so the next trial starts from silence.
-    private func waitForSinkIdle(_ what: String) throws {
-        try waitUntil(timeout: .seconds(5), "\(what) to leave the sink") {
-            guard let snap = try? graph.snapshot(), let node = snap.node(named: sink) else { return false }
-            return snap.links(to: node.id).isEmpty
-        }
     }
 }
