@@ -102,10 +102,6 @@ struct DaemonBench {
 
     // MARK: Play to first audio
 
-    /// Digital silence is exactly 0 on the null sink's monitor; anything at or
-    /// above 1e-6 is the stream's output.
-    static let onsetThresholdDB = -120.0
-
     /// Each trial: record the sink (silence), timestamp the recorder's writes,
     /// send Play, find the first non-silent frame and when the recorder got it;
     /// then Stop and wait until the fade-out is over.
@@ -136,27 +132,10 @@ struct DaemonBench {
             try await Task.sleep(for: .milliseconds(1000))
             clock.stop()
             let clip = try recording.stop()
-            var result = FirstAudioTrial(playReplyMs: secondsBetween(sent, replied) * 1000)
-            let layout = try RecordingClock.dataLayout(of: recording.file)
-            for db in [Self.onsetThresholdDB, Double(options.silenceThresholdDB)] {
-                let threshold = AudioLevel.linear(dBFS: Float(db))
-                guard let index = clip.samples.firstIndex(where: { abs($0) >= threshold }) else {
-                    result.notes.append("no sample reached \(db) dBFS within 1 s")
-                    continue
-                }
-                let frame = index / clip.channels
-                guard let arrival = clock.arrival(ofFrame: frame, layout: layout) else {
-                    result.notes.append("the recorder's writes were not observed up to frame \(frame)")
-                    continue
-                }
-                if arrival.nanos < sent { result.notes.append("sound before Play was sent (was it stopped?)") }
-                let earlier = clock.observations.last { $0.nanos < arrival.nanos }
-                let value = AudioArrival(
-                    thresholdDB: db, ms: secondsBetween(sent, arrival.nanos) * 1000, cycleFrames: arrival.cycleFrames,
-                    previousWriteMs: earlier.map { secondsBetween(sent, $0.nanos) * 1000 },
-                    offsetInCycleMs: Double(arrival.offsetInCycle) / Double(clip.sampleRate) * 1000)
-                if db == Self.onsetThresholdDB { result.firstSound = value } else { result.audible = value }
-            }
+            let onset = try clock.onset(in: clip, audibleDB: Double(options.silenceThresholdDB), since: sent,
+                                        cause: "Play was sent (was it stopped?)")
+            let result = FirstAudioTrial(playReplyMs: secondsBetween(sent, replied) * 1000, firstSound: onset.firstSound,
+                                         audible: onset.audible, notes: onset.notes)
             try? FileManager.default.removeItem(at: recording.file)
             log(String(format: "play→audio trial %d: %@ (reply %.1f ms)", trial,
                        result.firstSound.map { String(format: "first sound %.1f ms", $0.ms) } ?? result.notes.joined(separator: "; "),

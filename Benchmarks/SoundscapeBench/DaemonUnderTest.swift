@@ -31,10 +31,21 @@ final class DaemonUnderTest: @unchecked Sendable {
 
     /// Starts the daemon and connects once its socket answers `GetStatus` (bounded: 15 s).
     func start() async throws {
+        try spawn()
+        try await connectWhenAnswering()
+    }
+
+    /// Starts the process and returns at once (no connection yet): a start can
+    /// then be timed from the moment of the spawn, as systemd's restart would be.
+    func spawn() throws {
         try FileManager.default.createDirectory(at: stateDirectory, withIntermediateDirectories: true)
-        let child = try graph.spawn(
+        process = try graph.spawn(
             executable, ["--socket", socket, "--state-dir", stateDirectory.path] + extraArguments, name: "soundscaped")
-        process = child
+    }
+
+    /// Connects once the spawned daemon's socket answers `GetStatus` (bounded: 15 s).
+    func connectWhenAnswering() async throws {
+        guard let child = process else { throw HarnessError("soundscaped was not spawned") }
         let deadline = monoNanos() + 15_000_000_000
         var lastError = "no socket yet"
         while monoNanos() < deadline {
@@ -55,6 +66,16 @@ final class DaemonUnderTest: @unchecked Sendable {
         }
         throw HarnessError(
             "timed out after 15 s waiting for soundscaped to answer on \(socket) (last: \(lastError))\n\(graph.logTail(lines: 20))")
+    }
+
+    /// SIGKILL, as a crash: nothing is saved on the way out, so the next start
+    /// finds what the last answered command left on disk. Returns once it is gone.
+    func crash() async throws {
+        await client?.close()
+        client = nil
+        guard let process else { return }
+        self.process = nil
+        guard process.killNow() != nil else { throw HarnessError("soundscaped (pid \(process.pid)) did not die on SIGKILL") }
     }
 
     func connect() async throws -> VarlinkClient {

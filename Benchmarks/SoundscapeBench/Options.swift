@@ -14,6 +14,8 @@ struct Options: Codable, Sendable {
     var events = 50
     var spacingMs: Double = 20
     var playTrials = 5
+    var startTrials = 8
+    var volumeOffSeconds: Double = 10
     var switchTrials = 4
     var idleSeconds: Double = 10
     var companionSeconds: Double = 10
@@ -31,7 +33,7 @@ struct Options: Codable, Sendable {
         Plays the same file with soundscaped, pw-play, mpv and gst-launch-1.0, one after
         another on one private PipeWire graph (null sink), and measures each from /proc;
         then measures soundscaped alone (control latency, event fan-out, Play to first
-        audio, switching, idle). Prints the environment and tables; --json writes raw numbers.
+        audio, start to audible beside pw-play, switching, volume off, idle). Prints the environment and tables; --json writes raw numbers.
 
           --seconds N          measured window per player (default 20)
           --warmup N           excluded warm-up before each window (default 1)
@@ -44,6 +46,10 @@ struct Options: Codable, Sendable {
           --events N           SetVolume events per fan-out run (default 50)
           --spacing-ms N       time between those calls (default 20)
           --play-trials N      Play → first audio repetitions (default 5)
+          --start-trials N     start → audible: soundscaped restarted after a SIGKILL (resuming its
+                               saved session) and pw-play spawned, alternately, N each (default 8)
+          --volume-off-seconds N  soundscaped playing, then at volume 0: the sink's state and the
+                               daemon's wake-ups over an N s window each (default 10; 0 skips)
           --switch-trials N    soundscape switches (default 4)
           --idle-seconds N     stopped-daemon window (default 10)
           --companion-seconds N  soundscaped-desktop beside the playing daemon, quiet and busy windows (default 10; 0 skips)
@@ -93,6 +99,8 @@ struct Options: Codable, Sendable {
             case "--events": o.events = max(1, try integer(try value()))
             case "--spacing-ms": o.spacingMs = try number(try value())
             case "--play-trials": o.playTrials = try integer(try value())
+            case "--start-trials": o.startTrials = try integer(try value())
+            case "--volume-off-seconds": o.volumeOffSeconds = try number(try value())
             case "--switch-trials": o.switchTrials = try integer(try value())
             case "--idle-seconds": o.idleSeconds = try number(try value())
             case "--companion-seconds": o.companionSeconds = try number(try value())

@@ -112,10 +112,7 @@ struct PlayerBench {
         child.terminate(gracePeriod: .seconds(3))
         // Its stream is gone once nothing feeds the sink any more; then let the graph settle.
         do {
-            try waitUntil(timeout: .seconds(5), "\(player.name)'s links to the sink to go away") {
-                guard let snap = try? graph.snapshot(), let sinkNode = snap.node(named: sink) else { return false }
-                return snap.links(to: sinkNode.id).isEmpty
-            }
+            try graph.waitUntilNothingFeeds(sink, "\(player.name)'s links to the sink to go away")
         } catch {
             row.notes.append("\(error)")
         }
@@ -210,6 +207,16 @@ struct PlayerBench {
             }
         } catch let error as HarnessError where error.message.hasPrefix("Timed out") {
             throw HarnessError("\(error.message); its nodes: \(seen)")
+        }
+    }
+}
+
+extension PipeWireGraph {
+    /// Waits (bounded) until no link goes into `sink`: the last player's stream has left it.
+    func waitUntilNothingFeeds(_ sink: String, _ what: String) throws {
+        try waitUntil(timeout: .seconds(5), what) {
+            guard let snap = try? snapshot(), let node = snap.node(named: sink) else { return false }
+            return snap.links(to: node.id).isEmpty
         }
     }
 }

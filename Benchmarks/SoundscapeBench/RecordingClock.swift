@@ -138,3 +138,50 @@ final class RecordingClock: @unchecked Sendable {
         return counts.max { $0.value < $1.value }?.key
     }
 }
+
+/// When sound first reached the sink after a cause (a Play sent, a process
+/// spawned), at two levels: the first frame that is not digital silence, and
+/// the first loud enough to hear.
+struct Onset: Sendable {
+    /// The first frame ≥ -120 dBFS: digital silence is exactly 0 on the null
+    /// sink's monitor, so this is where the player's output (a fade-in's first
+    /// samples) begins.
+    var firstSound: AudioArrival?
+    /// The first frame ≥ the audible level (-60 dBFS by default).
+    var audible: AudioArrival?
+    var notes: [String] = []
+
+    static let firstSoundDB = -120.0
+}
+
+extension RecordingClock {
+    /// The onset in `clip`, this clock's recording (stopped), timed from
+    /// `since`: a CLOCK_MONOTONIC stamp taken just before the cause. Each level's
+    /// first frame is mapped to the first observed write that held it
+    /// (`arrival(ofFrame:layout:)`), never to the recording's start. `cause`
+    /// completes the note for sound that arrived before it.
+    func onset(in clip: AudioClip, audibleDB: Double, since: UInt64, cause: String) throws -> Onset {
+        let layout = try Self.dataLayout(of: file)
+        var onset = Onset()
+        for db in [Onset.firstSoundDB, audibleDB] {
+            let threshold = AudioLevel.linear(dBFS: Float(db))
+            guard let index = clip.samples.firstIndex(where: { abs($0) >= threshold }) else {
+                onset.notes.append(String(format: "no sample reached %.0f dBFS within the %.1f s recorded", db, clip.duration))
+                continue
+            }
+            let frame = index / clip.channels
+            guard let arrival = arrival(ofFrame: frame, layout: layout) else {
+                onset.notes.append("the recorder's writes were not observed up to frame \(frame)")
+                continue
+            }
+            if arrival.nanos < since { onset.notes.append("sound before \(cause)") }
+            let earlier = observations.last { $0.nanos < arrival.nanos }
+            let value = AudioArrival(
+                thresholdDB: db, ms: secondsBetween(since, arrival.nanos) * 1000, cycleFrames: arrival.cycleFrames,
+                previousWriteMs: earlier.map { secondsBetween(since, $0.nanos) * 1000 },
+                offsetInCycleMs: Double(arrival.offsetInCycle) / Double(clip.sampleRate) * 1000)
+            if db == Onset.firstSoundDB { onset.firstSound = value } else { onset.audible = value }
+        }
+        return onset
+    }
+}

@@ -87,6 +87,8 @@ struct BenchReport: Codable, Sendable {
     var fanOut: [FanOutResult] = []
     var fanOutErrors: [String] = []
     var playToFirstAudio: [FirstAudioTrial] = []
+    var startToAudible: StartToAudibleResult?
+    var volumeOff: VolumeOffResult?
     var switches: [SwitchTrial] = []
     var idle: IdleResult?
     var companion: CompanionResult?
@@ -152,6 +154,51 @@ enum Render {
         return table(header, cells)
     }
 
+    static func startToAudible(_ start: StartToAudibleResult, audibleDB: Double) -> String {
+        var out = "Start → audible, soundscaped restarted after a SIGKILL (its saved session resumes) beside pw-play spawned on the same file, alternately (ms from the spawn to the recorder's receipt of the cycle carrying it):\n\n"
+        func arrival(_ a: AudioArrival?) -> String {
+            guard let a else { return "–" }
+            return "\(f(a.ms, 1)) (prev. cycle \(f(a.previousWriteMs, 1)))"
+        }
+        let players = ["soundscaped", "pw-play"]
+        var rows: [[String]] = []
+        let count = players.map { p in start.trials.filter { $0.player == p }.count }.max() ?? 0
+        for index in 0..<count {
+            var row = ["\(index + 1)"]
+            for player in players {
+                let trial = start.trials.filter { $0.player == player }.dropFirst(index).first
+                row += [arrival(trial?.audible), f(trial?.firstSound?.ms, 1)]
+            }
+            rows.append(row)
+        }
+        for (name, pick) in [("median", \Summary.p50), ("min", \Summary.min), ("max", \Summary.max)] {
+            rows.append([name, f(start.soundscapedAudibleMs[keyPath: pick], 1), "", f(start.pwPlayAudibleMs[keyPath: pick], 1), ""])
+        }
+        out += table(["trial", "soundscaped audible (≥ \(f(audibleDB, 0)) dBFS)", "first sound", "pw-play audible", "first sound"], rows) + "\n"
+        out += "  soundscaped / pw-play, medians: \(start.ratio.map { String(format: "%.2f×", $0) } ?? "–")\n"
+        let notes = start.trials.flatMap { trial in trial.notes.map { "\(trial.player): \($0)" } }
+        if !notes.isEmpty { out += "  notes: " + notes.joined(separator: "; ") + "\n" }
+        return out + "\n"
+    }
+
+    static func volumeOff(_ off: VolumeOffResult) -> String {
+        var out = String(format: "Volume off (SetVolume 0 while playing): state %@ (interruptions %@, isPlaying %@, wantsPlaying %@); the sink suspended %.1f s after it (WirePlumber's idle timeout) and was %@ at the end of the window\n",
+                         off.state, off.interruptions.joined(separator: ","), off.isPlaying.map { "\($0)" } ?? "?",
+                         off.wantsPlaying.map { "\($0)" } ?? "?", off.suspendedAfterSeconds, off.sinkStateMuted)
+        out += table(["soundscaped", "window s", "wakeups/s", "CPU s (schedstat)", "sink"], [
+            ["playing", f(off.playing.seconds, 1), f(off.playing.voluntarySwitchesPerSecond, 2),
+             f(off.playing.scheduledCPUSeconds, 4), off.sinkStateWhilePlaying],
+            ["volume off", f(off.muted.seconds, 1), f(off.muted.voluntarySwitchesPerSecond, 2),
+             f(off.muted.scheduledCPUSeconds, 4), off.sinkStateMuted],
+        ]) + "\n"
+        let busy = off.muted.threads.filter { $0.voluntaryPerSecond > 0 }.prefix(5)
+        if !busy.isEmpty {
+            out += "  waking threads at volume off: " + busy.map { String(format: "%@ %.2f/s", $0.name, $0.voluntaryPerSecond) }
+                .joined(separator: ", ") + "\n"
+        }
+        return out + "\n"
+    }
+
     static func full(_ report: BenchReport) -> String {
         var out = environment(report) + "\n"
         out += "## Players, same file, one after another (\(f(report.options.seconds, 0)) s window each)\n\n"
@@ -185,7 +232,7 @@ enum Render {
 
         let alone = !report.controlLatency.isEmpty || !report.controlUnderLoad.isEmpty || !report.fanOut.isEmpty || !report.fanOutErrors.isEmpty
             || !report.playToFirstAudio.isEmpty || !report.switches.isEmpty || report.idle != nil
-            || report.companion != nil
+            || report.companion != nil || report.startToAudible != nil || report.volumeOff != nil
         if alone { out += "\n## soundscaped alone\n\n" }
         if !report.controlUnderLoad.isEmpty {
             out += "Control while the daemon works (GetStatus every \(f(report.controlUnderLoad[0].intervalMs, 1)) ms on a second connection; target max < 5 ms, p99 < 1 ms):\n\n"
@@ -242,6 +289,9 @@ enum Render {
             if !notes.isEmpty { out += "  notes: " + notes.joined(separator: "; ") + "\n" }
             out += "\n"
         }
+        if let start = report.startToAudible {
+            out += startToAudible(start, audibleDB: Double(report.options.silenceThresholdDB))
+        }
         if !report.switches.isEmpty {
             out += "Switch while playing (Play(other) round trip; soundscapeChanged event at a subscriber), ms:\n"
             out += "  " + report.switches.map { "\($0.from)→\($0.to) \(f($0.replyMs, 1)) (event \(f($0.eventMs, 1)))" }
@@ -259,6 +309,7 @@ enum Render {
                     .joined(separator: ", ") + "\n"
             }
         }
+        if let off = report.volumeOff { out += volumeOff(off) }
         if let companion = report.companion {
             let q = companion.quiet, d = companion.daemonQuiet, b = companion.busy
             out += String(format: "Desktop companion while soundscaped plays, %.0f s without changes: soundscaped-desktop %.2f wakeups/s, peak RSS %.1f MB, %d threads; soundscaped %.2f wakeups/s, peak RSS %.1f MB (companion/daemon RSS %.2f)\n",

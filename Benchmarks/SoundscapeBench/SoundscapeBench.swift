@@ -177,12 +177,30 @@ struct Bench {
                     report.errors.append("play to first audio: \(error)")
                 }
             }
+            if options.startTrials > 0 {
+                do {
+                    report.startToAudible = try await StartToAudibleBench(
+                        daemon: daemon, graph: graph, sink: Self.sink, options: options, soundscape: soundscape)
+                        .run(trials: options.startTrials)
+                } catch {
+                    report.errors.append("start to audible: \(error)")
+                }
+            }
             if options.companionSeconds > 0 {
                 do {
                     _ = try await daemon.call("Play", ["soundscape": .string(soundscape)])
                     report.companion = try await CompanionBench(daemon: daemon, graph: graph).run(seconds: options.companionSeconds)
                 } catch {
                     report.errors.append("companion: \(error)")
+                }
+            }
+            if options.volumeOffSeconds > 0 {
+                do {
+                    report.volumeOff = try await VolumeOffBench(daemon: daemon, graph: graph, sink: Self.sink,
+                                                                soundscape: soundscape)
+                        .run(seconds: options.volumeOffSeconds)
+                } catch {
+                    report.errors.append("volume off: \(error)")
                 }
             }
             if options.idleSeconds > 0 {

@@ -68,6 +68,9 @@ public enum Daemon {
         let (outputEvents, outputSink) = AsyncStream.makeStream(of: AudioOutputEvent.self)
         let output = PipeWireOutput(configuration: options.output, logger: Logger(label: "soundscaped.audio"),
                                     events: outputSink)
+        // Connecting needs nothing else: the output's thread does it while the rest is set up and
+        // the saved state is read (Player.run starts it too; a second start does nothing).
+        output.start()
         let hub = EventHub(initialStatus: nil)
         let ownGroup = EventLoopConcurrency.isInstalled ? nil : MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let eventLoopGroup: any EventLoopGroup = ownGroup ?? EventLoopConcurrency.eventLoopGroup
@@ -82,7 +85,8 @@ public enum Daemon {
         let player = Player(.init(output: output, outputEvents: outputEvents, outputEventSink: outputSink, store: store,
                                   locations: options.soundscapes, hub: hub, worker: worker,
                                   logger: Logger(label: "soundscaped.player"),
-                                  clock: EventLoopClock(eventLoop: eventLoopGroup.next()), environment: environment),
+                                  clock: EventLoopClock(eventLoop: eventLoopGroup.next()), environment: environment,
+                                  fingerprintDirectory: options.output.pcmCacheDirectory),
                             signerHost: signerHost)
 
         let systemd = SystemdNotifierService(environment: environment, logger: Logger(label: "soundscaped.systemd")) {
@@ -117,8 +121,16 @@ public enum Daemon {
         let control = ControlService(server: server) {
             controlLogger.info("listening", metadata: ["socket": "\(socketPath)"])
             systemd.markReady(status: hub.latest.status.map { SystemdStatusLine.text(for: $0) } ?? "Listening")
-            // Second: what connecting to PipeWire and binding the socket ran.
-            if options.releaseStartupPages { StartupPages.release(logger: controlLogger) }
+            // Second: what connecting to PipeWire, reading the saved state and binding the socket
+            // ran. On a thread of its own at idle priority: unmapping, and the faults that bring
+            // back what still runs, must not stand between a restored session and its sound
+            // (the restore usually ends about now, and a restart after a crash is timed to sound).
+            if options.releaseStartupPages {
+                BlockingThread.start {
+                    WorkerThread.setCallingThreadPolicy(.idle)
+                    StartupPages.release(logger: controlLogger)
+                }
+            }
         }
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
             // First, so it is the last to stop; its ending (a signal) shuts the group down.

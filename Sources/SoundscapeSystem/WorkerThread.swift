@@ -1,5 +1,6 @@
 import CSoundscapeSystem
 import Glibc
+import Synchronization
 
 /// A thread of its own for work that may block: reading and checking files,
 /// scanning directories, SQLite. In the daemon all Swift concurrency runs on
@@ -75,8 +76,57 @@ public final class WorkerThread: Sendable {
     /// Runs `body` on the thread and returns its result; the caller's task is
     /// suspended meanwhile, so its executor is free for other work.
     public func run<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
-        await withCheckedContinuation { continuation in
-            submit { continuation.resume(returning: body()) }
+        await start(body).value
+    }
+
+    /// Queues `body` now and returns at once; its result is awaited later
+    /// (`Job.value`). For work that should begin before its caller can wait for
+    /// it: the daemon reads its saved state while the rest of it is being set up.
+    public func start<T: Sendable>(_ body: @escaping @Sendable () -> T) -> Job<T> {
+        let job = Job<T>()
+        submit { job.finish(body()) }
+        return job
+    }
+
+    /// The result of a job queued with `start`, once it has run.
+    public final class Job<Value: Sendable>: Sendable {
+        private struct State: ~Copyable {
+            var result: Value?
+            var waiters: [CheckedContinuation<Value, Never>] = []
+        }
+
+        private let state = Mutex(State())
+
+        init() {}
+
+        /// A job whose result is known already.
+        public static func finished(_ value: Value) -> Job<Value> {
+            let job = Job<Value>()
+            job.finish(value)
+            return job
+        }
+
+        fileprivate func finish(_ value: Value) {
+            let waiters = state.withLock { state in
+                state.result = value
+                defer { state.waiters.removeAll() }
+                return state.waiters
+            }
+            for waiter in waiters { waiter.resume(returning: value) }
+        }
+
+        /// The job's result, waiting for it if it has not run yet.
+        public var value: Value {
+            get async {
+                await withCheckedContinuation { continuation in
+                    let ready = state.withLock { state -> Value? in
+                        if let result = state.result { return result }
+                        state.waiters.append(continuation)
+                        return nil
+                    }
+                    if let ready { continuation.resume(returning: ready) }
+                }
+            }
         }
     }
 }

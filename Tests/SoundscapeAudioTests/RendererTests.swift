@@ -106,7 +106,7 @@ func right(_ samples: [Float]) -> [Float] { stride(from: 1, to: samples.count, b
         #expect(ring.availableFrames == 4096)
     }
 
-    @Test(arguments: [(Float(1), Float(0.8), FadeIn.gentle), (0.5, 0.8, .gentle), (0.7, 1, .gentle), (0.7, 1, .prompt)])
+    @Test(arguments: [(Float(1), Float(0.8), FadeIn.gentle), (0.5, 0.8, .gentle), (0.7, 1, .gentle)])
     func fadeInRisesMonotonicallyToTheSteadyLevel(volume: Float, gain: Float, fade: FadeIn) {
         let harness = RenderHarness()
         let ring = constantRing(left: 0.5, right: 0.5, frames: 8192)
@@ -124,6 +124,46 @@ func right(_ samples: [Float]) -> [Float] { stride(from: 1, to: samples.count, b
         #expect(reached.map { (fadeIn - 1)...fadeIn ~= $0 } == true, "reached at \(String(describing: reached))")
         #expect(samples[fadeIn...].allSatisfy { $0 == steady })
         #expect(samples[fadeIn / 2] < steady / 4) // cubic in the fade position: slow start
+    }
+
+    /// A return (`FadeIn.prompt`) fades the gain itself in, not the position on the
+    /// cubic curve: it is heard from its first tenth, and still rises without a step.
+    @Test(arguments: [Float(1), 0.6])
+    func aPromptFadeInIsLinearInGain(volume: Float) {
+        let harness = RenderHarness()
+        let ring = constantRing(left: 0.5, right: 0.5, frames: 8192)
+        harness.start(ring: ring, gain: 1, volume: volume, fadeIn: .prompt)
+        let fadeIn = harness.settings.promptFadeInFrames
+        let samples = left(harness.render(frames: fadeIn + 200, chunk: 50))
+        let steady = Float(0.5) * Volume.gain(forPosition: volume)
+        #expect(zip(samples, samples.dropFirst()).allSatisfy { $0 <= $1 })
+        #expect(samples[0] > 0 && samples[0] <= steady / Float(fadeIn) * 1.01, "the first sample is the ramp's first step")
+        #expect(abs(samples[fadeIn / 2 - 1] - steady / 2) < steady * 0.02, "half way, half the gain")
+        #expect(samples[fadeIn / 10] >= steady / 10, "within 20 dB of the steady level after a tenth")
+        #expect(samples[fadeIn...].allSatisfy { $0 == steady })
+        let largestStep = zip(samples, samples.dropFirst()).map { $1 - $0 }.max() ?? 0
+        #expect(largestStep <= steady / Float(fadeIn) * 1.01, "no step larger than the ramp's")
+    }
+
+    /// A stop during a prompt fade-in falls from where it was; once the fade is
+    /// full, the next stop fades out on the curve, as every stop does.
+    @Test func aStopDuringAPromptFadeFallsFromWhereItWasAndAFullOneStopsOnTheCurve() {
+        let harness = RenderHarness()
+        let ring = constantRing(left: 0.5, right: 0.5, frames: 16384)
+        harness.start(ring: ring, gain: 1, fadeIn: .prompt)
+        let rising = left(harness.render(frames: harness.settings.promptFadeInFrames / 2))
+        harness.renderer.applyRunning(false)
+        let falling = left(harness.render(frames: 64))
+        #expect(falling[0] <= rising.last!)
+        #expect(rising.last! - falling[0] < 0.01, "no step down: \(rising.last!) → \(falling[0])")
+
+        harness.renderer.applyRunning(true, fadeIn: .prompt)
+        _ = harness.render(frames: harness.settings.promptFadeInFrames + 100)
+        harness.renderer.applyRunning(false)
+        let fadeOut = harness.settings.fadeOutFrames
+        let stop = left(harness.render(frames: fadeOut + 100, chunk: 64))
+        #expect(stop[fadeOut / 2] < 0.5 / 4, "the stop's fade-out is on the cubic curve: \(stop[fadeOut / 2])")
+        #expect(stop[fadeOut...].allSatisfy { $0 == 0 })
     }
 
     @Test func steadyOutputIsExactlyTheSampleTimesTheVoiceGain() {

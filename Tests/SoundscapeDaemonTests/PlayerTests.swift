@@ -29,6 +29,38 @@ struct PlayerTests {
         #expect(try await harness.savedState()?.wantsPlaying == true, "a shutdown keeps the wish to play")
     }
 
+    @Test func aRestoredSessionGoesToTheOutputBeforeTheSignerHostStarts() async throws {
+        let signer = SignerConfiguration(command: ["/bin/sh", "-c", "exec cat >/dev/null"])
+        let harness = try H(saved: PersistedState(volume: 40, soundscape: "rain", wantsPlaying: true), signer: signer)
+        // What the event hub said about the signer host when the play reached the output.
+        let signerAtPlay = Mutex<SignerStatus??>(nil)
+        harness.output.whenCalled { [hub = harness.hub] call in
+            if case .play = call { signerAtPlay.withLock { $0 = .some(hub.latest.status?.signer) } }
+        }
+        // Connected before the saved state is loaded, as a restart usually finds it.
+        harness.output.report(.connected)
+        try await harness.start()
+        try await harness.output.waitForCall(.play(H.rain, Self.volume(40), .prompt))
+        let started = try await harness.nextEvent(.signerStarted)
+        #expect(started.status.signer?.pid != nil)
+        let seen = try #require(signerAtPlay.withLock { $0 }, "the play was not observed")
+        #expect(seen?.pid == nil, "the signer host was spawned before the restored session's play: \(String(describing: seen))")
+        await harness.shutdown()
+    }
+
+    @Test func theSignerHostStartsWithinItsBoundWhenTheOutputSaysNothing() async throws {
+        let signer = SignerConfiguration(command: ["/bin/sh", "-c", "exec cat >/dev/null"])
+        let harness = try H(saved: PersistedState(volume: 40, soundscape: "rain", wantsPlaying: true), signer: signer)
+        try await harness.start()
+        // The saved state is loaded; with no fact from the output, the host waits for its bound.
+        #expect(await harness.player.status().signer?.pid == nil)
+        try await harness.clock.waitForScheduledCall("the signer host's start bound")
+        harness.clock.advance(by: Player.signerStartBound)
+        #expect(try await harness.nextEvent(.signerStarted).status.signer?.pid != nil)
+        #expect(!harness.output.calls.contains { if case .play = $0 { true } else { false } })
+        await harness.shutdown()
+    }
+
     @Test func playOpensTheFileAndRepliesOnceTheGraphRunsTheStream() async throws {
         let harness = try H()
         try await harness.start()

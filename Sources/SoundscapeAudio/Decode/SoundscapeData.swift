@@ -39,15 +39,18 @@ public final class SoundscapeData: @unchecked Sendable {
     /// The file's size when it was validated.
     let size: Int64
 
-    /// Opens and validates the file at `path`.
-    public convenience init(id: SoundscapeID, gain: Float, path: String) throws(SoundscapeDecodeError) {
+    /// Opens and validates the file at `path`. `knownFingerprint` may name the
+    /// fingerprint of the file as `fstat` describes the open descriptor (a memo
+    /// kept by the caller); when it returns nil, the whole file is hashed.
+    public convenience init(id: SoundscapeID, gain: Float, path: String,
+                            knownFingerprint: (stat) -> UInt64? = { _ in nil }) throws(SoundscapeDecodeError) {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
             let code = errno
             throw SoundscapeDecodeError(soundscape: id, reason: code == ENOENT
                 ? "the file \(path) is missing" : "cannot read \(path): \(String(cString: strerror(code)))")
         }
-        try self.init(id: id, gain: gain, taking: descriptor, path: path)
+        try self.init(id: id, gain: gain, taking: descriptor, path: path, knownFingerprint: knownFingerprint)
     }
 
     /// `contents` as if read from a file (an unlinked temporary one): for tests and tools.
@@ -69,7 +72,8 @@ public final class SoundscapeData: @unchecked Sendable {
 
     /// Takes ownership of `descriptor`: kept if the file is a complete,
     /// decodable Ogg Opus stream, closed if not.
-    private init(id: SoundscapeID, gain: Float, taking descriptor: Int32, path: String) throws(SoundscapeDecodeError) {
+    private init(id: SoundscapeID, gain: Float, taking descriptor: Int32, path: String,
+                 knownFingerprint: (stat) -> UInt64? = { _ in nil }) throws(SoundscapeDecodeError) {
         func failure(_ reason: String) -> SoundscapeDecodeError {
             close(descriptor)
             return SoundscapeDecodeError(soundscape: id, reason: reason)
@@ -98,7 +102,7 @@ public final class SoundscapeData: @unchecked Sendable {
         guard total > 0 else {
             throw failure(total < 0 ? OpusFileError.describe(Int32(total)) : "the stream holds no audio")
         }
-        guard let fingerprint = Self.fnv1a(descriptor, size: size) else {
+        guard let fingerprint = knownFingerprint(info) ?? Self.fnv1a(descriptor, size: size) else {
             throw failure("cannot read \(path): \(String(cString: strerror(errno)))")
         }
         self.id = id

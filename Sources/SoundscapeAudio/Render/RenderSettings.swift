@@ -13,7 +13,8 @@ public struct RenderSettings: Sendable, Equatable {
     public var fadeInFrames: Int
     public var fadeOutFrames: Int
     /// Fade-in on a return after a call, a PipeWire restart or a daemon restart
-    /// (`FadeIn.prompt`): as long as a full volume ramp, so it does not click.
+    /// (`FadeIn.prompt`): as long as a full volume ramp, so it does not click,
+    /// and linear in gain (`Renderer`), so it is heard at once.
     public var promptFadeInFrames: Int
     /// Equal-power crossfade when switching soundscapes while playing.
     public var crossfadeFrames: Int

@@ -6,13 +6,20 @@ import SoundscapeLibrary
 /// serving until the exit, and the exit itself. Waiters live in the
 /// lifecycle's states; this only suspends callers there and resumes them.
 extension Player {
-    /// Loads what was saved, starts the output and consumes its facts until
-    /// `shutdown` ends them.
+    /// Starts the output, loads what was saved, and consumes the output's
+    /// facts until `shutdown` ends them.
+    ///
+    /// The output connects first: connecting to PipeWire and making our stream
+    /// (inactive, and linked by the session manager meanwhile) need nothing that
+    /// was saved, so they run on the output's thread while the saved state and
+    /// the soundscape are read. The output's first facts wait in `outputEvents`
+    /// until the machine exists; a restored session then starts at once, which
+    /// after a crash is what decides how long the keep-alive was silent.
     public func run() async {
+        output.start()
         await restore()
         // What was on the way to sound is done: from now on the worker only gets spare CPU.
         worker.moveToBackground()
-        output.start()
         for await event in outputEvents {
             if lifecycle.isShuttingDown {
                 if event == .stopped { resume(lifecycle.fadeOutEnded()) }
@@ -58,13 +65,15 @@ extension Player {
         await withCheckedContinuation { resume(lifecycle.waitUntilRunning($0)) }
     }
 
-    /// The saved state, preferences and soundscape, loaded on the worker; then
-    /// the machine that starts from them. A saved soundscape that has vanished,
-    /// or no longer opens, gives way to the default for this run, with a notice.
+    /// The saved state and preferences (read on the database's thread) and the
+    /// soundscapes (scanned, with the signer-down cue, on the worker), read at
+    /// once since the player was made (`startupReads`); then the saved soundscape
+    /// opened, and the machine that starts from them. A saved soundscape that has
+    /// vanished, or no longer opens, gives way to the default for this run, with a notice.
     private func restore() async {
-        let restored = await keeper.restore()
+        let restored = await startupReads.saved.value
         var notices: [String] = []
-        catalog = await loader.scan()
+        catalog = await startupReads.catalog.value
         for problem in catalog.problems { logger.warning("\(problem)") }
 
         var desired = DesiredState(restoring: restored.state,
@@ -82,7 +91,7 @@ extension Player {
             desired.soundscape = catalog.defaultID
             failure = await open(desired.soundscape)
         }
-        cue = await loader.loadSignerDownCue()
+        cue = await startupReads.signerDownCue.value
         if cue == nil, signerHost != nil {
             let path = loader.signerDownCuePath ?? "no built-in soundscapes"
             logger.warning("the signer-down cue is missing (\(path)); while the signer is down, silence plays instead")
@@ -108,9 +117,17 @@ extension Player {
             // Not even the default opens: the machine gives up on playing, and says why.
             apply(.decodeFailed(desired.soundscape, message: failure.description, fallback: nil))
         }
-        reconcileSigner()
+        // The signer host starts with the first input the machine handles (`apply` reconciles
+        // it), which is normally the output's first fact: connecting while the state was read
+        // has usually queued it already, so a restored session's sound is on its way (a play
+        // posted to the output) before the host is spawned, a fork and exec on this loop and a
+        // program starting up beside us. The tick bounds the wait when the output is silent.
+        if signer != nil { scheduleTick(at: clock.now + Self.signerStartBound) }
         resume(callers)
     }
+
+    /// How long after the restore the signer host starts at the latest (see `restore`).
+    static let signerStartBound: Duration = .milliseconds(100)
 
     // MARK: Settling
 

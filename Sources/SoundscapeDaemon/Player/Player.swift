@@ -48,12 +48,16 @@ public actor Player {
         public var clock: any PlayerClock
         /// The daemon's environment (children such as `systemd-inhibit` take what they need of it).
         public var environment: [String: String]
+        /// Where `FingerprintMemo` keeps the soundscapes' fingerprints: the PCM
+        /// cache's directory, whose file names they are (nil: none, every open hashes).
+        public var fingerprintDirectory: String?
 
         public init(output: any AudioOutput, outputEvents: AsyncStream<AudioOutputEvent>,
                     outputEventSink: AsyncStream<AudioOutputEvent>.Continuation, store: StateStore?,
                     locations: SoundscapeCatalog.Locations, hub: EventHub, worker: WorkerThread, logger: Logger,
-                    clock: any PlayerClock, environment: [String: String] = [:]) {
+                    clock: any PlayerClock, environment: [String: String] = [:], fingerprintDirectory: String? = nil) {
             self.environment = environment
+            self.fingerprintDirectory = fingerprintDirectory
             self.output = output
             self.outputEvents = outputEvents
             self.outputEventSink = outputEventSink
@@ -103,6 +107,14 @@ public actor Player {
     let inhibitorEnvironment: [String: String]
     /// Files (moved to the background once the saved state is restored).
     let worker: WorkerThread
+    /// What the start reads from disk, begun the moment the player exists (see `restore`).
+    let startupReads: StartupReads
+
+    struct StartupReads: Sendable {
+        var saved: WorkerThread.Job<StateKeeper.Restored>
+        var catalog: WorkerThread.Job<SoundscapeCatalog>
+        var signerDownCue: WorkerThread.Job<SoundscapeData?>
+    }
 
     /// How long at most a command's answer waits for its change to be written.
     private let saveWait: Duration
@@ -114,7 +126,8 @@ public actor Player {
         outputEvents = dependencies.outputEvents
         outputEventSink = dependencies.outputEventSink
         keeper = StateKeeper(store: dependencies.store, logger: dependencies.logger)
-        loader = SoundscapeLoader(locations: dependencies.locations, worker: dependencies.worker)
+        loader = SoundscapeLoader(locations: dependencies.locations, worker: dependencies.worker,
+                                  fingerprints: dependencies.fingerprintDirectory.map(FingerprintMemo.init(directory:)))
         worker = dependencies.worker
         hub = dependencies.hub
         logger = dependencies.logger
@@ -125,6 +138,10 @@ public actor Player {
                                                       volume: .default), configuration: configuration)
         self.signerHost = signerHost
         inhibitorEnvironment = SleepInhibitor.environment(from: dependencies.environment)
+        // On their threads from now on, while the daemon sets up the rest: by the time `run`
+        // needs them they are usually read.
+        startupReads = StartupReads(saved: keeper.startRestoring(), catalog: loader.startScan(),
+                                    signerDownCue: loader.startLoadingSignerDownCue())
     }
 
     // MARK: Commands

@@ -1,3 +1,4 @@
+import Glibc
 import SoundscapeAudio
 import SoundscapeCore
 import SoundscapeLibrary
@@ -7,7 +8,8 @@ import Synchronization
 /// Scans the soundscape directories and opens soundscape files, on the worker
 /// thread. Opening one validates its Ogg pages and hashes it whole (the PCM
 /// cache's key): tens of milliseconds for a long user recording, which must
-/// never hold up the event loop that answers the control socket.
+/// never hold up the event loop that answers the control socket. The hash of a
+/// file opened before, and unchanged since, comes from `FingerprintMemo`.
 ///
 /// A scan is redone only when a directory or manifest changed (`SoundscapeCatalog.Stamp`):
 /// listing 200 files again for every `list` would cost milliseconds of CPU each time.
@@ -18,14 +20,17 @@ final class SoundscapeLoader: Sendable {
     }
 
     let worker: WorkerThread
+    /// Nil without a PCM cache (`--cache-dir none`): then every open hashes.
+    let fingerprints: FingerprintMemo?
     /// Where to look; a reload may change the extra directories.
     private let searched = Mutex<SoundscapeCatalog.Locations>(.init(builtin: nil, extra: [], user: nil))
     /// The last scan and what it depended on; touched on the worker thread only.
     private let last = Mutex<(stamp: SoundscapeCatalog.Stamp, catalog: SoundscapeCatalog)?>(nil)
 
-    init(locations: SoundscapeCatalog.Locations, worker: WorkerThread) {
+    init(locations: SoundscapeCatalog.Locations, worker: WorkerThread, fingerprints: FingerprintMemo? = nil) {
         searched.withLock { $0 = locations }
         self.worker = worker
+        self.fingerprints = fingerprints
     }
 
     var locations: SoundscapeCatalog.Locations {
@@ -39,14 +44,19 @@ final class SoundscapeLoader: Sendable {
 
     /// The catalog as the directories are now.
     func scan() async -> SoundscapeCatalog {
-        await worker.run { [self] in current() }
+        await startScan().value
+    }
+
+    /// Begins a scan on the worker (after what is queued there); the caller awaits it later.
+    func startScan() -> WorkerThread.Job<SoundscapeCatalog> {
+        worker.start { [self] in current() }
     }
 
     /// The catalog as it is now (the file may be new, or gone), and `id` opened.
     func load(_ id: SoundscapeID) async -> (catalog: SoundscapeCatalog, result: Result<SoundscapeData, Failure>) {
         await worker.run { [self] in
             let catalog = current()
-            return (catalog, Self.open(id, in: catalog))
+            return (catalog, Self.open(id, in: catalog, fingerprints: fingerprints))
         }
     }
 
@@ -56,10 +66,10 @@ final class SoundscapeLoader: Sendable {
         locations.builtin.map { FileSystem.join($0, "cues/signer-down.opus") }
     }
 
-    /// The signer-down cue, opened (nil when it is missing or does not open).
-    func loadSignerDownCue() async -> SoundscapeData? {
-        guard let path = signerDownCuePath else { return nil }
-        return await worker.run { try? SoundscapeData(id: .signerDownCue, gain: 1, path: path) }
+    /// Begins opening the signer-down cue on the worker: nil when it is missing or does not open.
+    func startLoadingSignerDownCue() -> WorkerThread.Job<SoundscapeData?> {
+        guard let path = signerDownCuePath else { return .finished(nil) }
+        return worker.start { try? SoundscapeData(id: .signerDownCue, gain: 1, path: path) }
     }
 
     /// On the worker thread: the last scan while nothing it read has changed, else a new one.
@@ -73,10 +83,18 @@ final class SoundscapeLoader: Sendable {
     }
 
     /// Opens `id` from an existing scan (on the calling thread: call it on the worker).
-    static func open(_ id: SoundscapeID, in catalog: SoundscapeCatalog) -> Result<SoundscapeData, Failure> {
+    static func open(_ id: SoundscapeID, in catalog: SoundscapeCatalog,
+                     fingerprints: FingerprintMemo? = nil) -> Result<SoundscapeData, Failure> {
         guard let entry = catalog.entry(id) else { return .failure(.noSuchSoundscape(id)) }
         do {
-            return .success(try SoundscapeData(id: entry.id, gain: entry.gain, path: entry.path))
+            var hashed: stat?
+            let data = try SoundscapeData(id: entry.id, gain: entry.gain, path: entry.path) { info in
+                if let known = fingerprints?.fingerprint(of: entry.path, info) { return known }
+                hashed = info
+                return nil
+            }
+            if let hashed { fingerprints?.remember(data.fingerprint, of: entry.path, hashed) }
+            return .success(data)
         } catch {
             return .failure(.decodeFailed(error))
         }

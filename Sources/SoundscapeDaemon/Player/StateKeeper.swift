@@ -59,9 +59,11 @@ final class StateKeeper: Sendable {
     /// Why the last write failed, while writes fail.
     var writeFailure: String? { pending.withLock { $0.failure } }
 
-    func restore() async -> Restored {
-        guard let store else { return Restored(notices: []) }
-        return await worker.run {
+    /// Begins reading the saved state and preferences on the database's thread;
+    /// the start awaits them once it needs them.
+    func startRestoring() -> WorkerThread.Job<Restored> {
+        guard let store else { return .finished(Restored(notices: [])) }
+        return worker.start {
             var restored = Restored(notices: store.notices)
             do {
                 restored.state = try store.load()

@@ -55,6 +55,13 @@ final class FakeAudioOutput: AudioOutput, Sendable {
     }
 
     private let ledger = Mutex(Record())
+    /// Runs as each call is made, before it is recorded (on the caller's thread).
+    private let observer = Mutex<(@Sendable (Call) -> Void)?>(nil)
+
+    /// `body` sees each call as the player makes it, with the player's state as it is then.
+    func whenCalled(_ body: @escaping @Sendable (Call) -> Void) {
+        observer.withLock { $0 = body }
+    }
 
     init(finishesFades: Bool = true) {
         (events, eventSink) = AsyncStream.makeStream(of: AudioOutputEvent.self)
@@ -109,6 +116,7 @@ final class FakeAudioOutput: AudioOutput, Sendable {
     }
 
     private func record(_ call: Call) {
+        observer.withLock { $0 }?(call)
         let woken = ledger.withLock { record -> [Waiter] in
             record.calls.append(call)
             let woken = record.waiters.filter { $0.predicate(call) }

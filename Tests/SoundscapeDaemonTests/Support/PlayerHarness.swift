@@ -71,10 +71,12 @@ final class PlayerHarness: @unchecked Sendable {
         try? FileManager.default.removeItem(at: directory)
     }
 
-    /// Starts the player's run loop (it restores the saved state, then starts the output).
+    /// Starts the player's run loop (it starts the output, then restores the
+    /// saved state) and returns once the saved state is loaded.
     func start() async throws {
         runTask = Task { [player] in await player.run() }
         try await output.waitForCall(.start)
+        try await withTimeout("the player to load its saved state", seconds: 5) { [player] in await player.untilRunning() }
     }
 
     /// Shuts the player down and waits for its run loop to end.
