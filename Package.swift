@@ -129,29 +129,36 @@ let package = Package(
             ],
             path: "Fuzz/SoundscapeFuzz"),
 
-        .executableTarget(name: "soundscape-bench", dependencies: ["TestSupport", "Varlink", "SoundscapeSystem", .product(name: "NIOPosix", package: "swift-nio")], path: "Benchmarks/SoundscapeBench"),
+        .executableTarget(
+            name: "soundscape-bench", dependencies: ["TestSupport", "Varlink", "SoundscapeSystem", .product(name: "NIOPosix", package: "swift-nio")],
+            path: "Benchmarks/SoundscapeBench"),
 
         // MARK: Tests
         .testTarget(name: "SoundscapeCoreTests", dependencies: ["SoundscapeCore", "TestSupport"]),
         .testTarget(name: "SoundscapeSystemTests", dependencies: ["SoundscapeSystem"]),
         .testTarget(name: "SoundscapeDesktopTests", dependencies: ["SoundscapeDesktop", "SoundscapeCore"]),
-        .testTarget(name: "VarlinkTests", dependencies: [
-            "Varlink", "TestSupport", "SoundscapeSystem",
-            .product(name: "NIOCore", package: "swift-nio"),
-            .product(name: "NIOEmbedded", package: "swift-nio"),
-        ]),
+        .testTarget(
+            name: "VarlinkTests",
+            dependencies: [
+                "Varlink", "TestSupport", "SoundscapeSystem",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ]),
         .testTarget(name: "SoundscapeStoreTests", dependencies: ["SoundscapeStore", "SoundscapeSystem"]),
         .testTarget(name: "SoundscapeAudioTests", dependencies: ["SoundscapeAudio", "SoundscapeLibrary", "SoundscapeSystem"]),
         .testTarget(name: "SoundscapeLibraryTests", dependencies: ["SoundscapeLibrary", "SoundscapeCore", "SoundscapeSystem"]),
         .testTarget(name: "SystemdTests", dependencies: ["SoundscapeDaemon", "SoundscapeSystem"]),
-        .testTarget(name: "SoundscapeDaemonTests", dependencies: [
-            "SoundscapeDaemon", "SoundscapeCore", "SoundscapeSystem", "SoundscapeAudio", "SoundscapeLibrary",
-            "SoundscapeStore", "TestSupport",
-            .product(name: "Logging", package: "swift-log"),
-            .product(name: "NIOPosix", package: "swift-nio"),
-        ], exclude: ["Fixtures"]),
+        .testTarget(
+            name: "SoundscapeDaemonTests",
+            dependencies: [
+                "SoundscapeDaemon", "SoundscapeCore", "SoundscapeSystem", "SoundscapeAudio", "SoundscapeLibrary",
+                "SoundscapeStore", "TestSupport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ], exclude: ["Fixtures"]),
         .target(name: "TestSupport", dependencies: ["SoundscapeCore", "SoundscapeSystem"], path: "Tests/TestSupport"),
-        .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "SoundscapeCore", "SoundscapeSystem", "Varlink"],
-                    exclude: ["Fixtures"]),
+        .testTarget(
+            name: "EndToEndTests", dependencies: ["TestSupport", "SoundscapeCore", "SoundscapeSystem", "Varlink"],
+            exclude: ["Fixtures"]),
     ]
 )

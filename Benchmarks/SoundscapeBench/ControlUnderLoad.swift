@@ -31,9 +31,10 @@ struct ControlUnderLoadResult: Codable, Sendable {
 
 extension ControlUnderLoadResult {
     init(scenario: String, intervalMs: Double, probed: ControlUnderLoad.Probed) {
-        self.init(scenario: scenario, intervalMs: intervalMs, latencyMs: Summary(probed.latencies),
-                  latencyOutsideStallsMs: Summary(probed.outsideStalls), machineStalls: probed.stalls,
-                  longestMachineStallMs: probed.longestStallMs, workMs: probed.work)
+        self.init(
+            scenario: scenario, intervalMs: intervalMs, latencyMs: Summary(probed.latencies),
+            latencyOutsideStallsMs: Summary(probed.outsideStalls), machineStalls: probed.stalls,
+            longestMachineStallMs: probed.longestStallMs, workMs: probed.work)
     }
 }
 
@@ -85,8 +86,9 @@ struct ControlUnderLoad {
         })
         try await daemon.call("Play", ["soundscape": .string(soundscape)], timeout: .seconds(30))
         try? FileManager.default.removeItem(at: target)
-        return ControlUnderLoadResult(scenario: "cold Play of a \(options.longMinutes)-minute soundscape (+3 s playing)",
-                                      intervalMs: options.probeIntervalMs, probed: probed)
+        return ControlUnderLoadResult(
+            scenario: "cold Play of a \(options.longMinutes)-minute soundscape (+3 s playing)",
+            intervalMs: options.probeIntervalMs, probed: probed)
     }
 
     /// `ListSoundscapes` over `listFiles` user files beside the built-in ones, five times.
@@ -117,8 +119,9 @@ struct ControlUnderLoad {
             }
         })
         let count = try await daemon.call("ListSoundscapes")["soundscapes"]?.arrayValue?.count ?? 0
-        return ControlUnderLoadResult(scenario: "ListSoundscapes ×5 over \(count) soundscapes",
-                                      intervalMs: options.probeIntervalMs, probed: probed)
+        return ControlUnderLoadResult(
+            scenario: "ListSoundscapes ×5 over \(count) soundscapes",
+            intervalMs: options.probeIntervalMs, probed: probed)
     }
 
     /// Runs `work` while a second connection sends GetStatus every
@@ -173,11 +176,12 @@ struct ControlUnderLoad {
         let probes = try await prober.value()
         let stalls = try await canary.value()
         let outside = probes.filter { probe in !stalls.contains { $0.start < probe.1 && $0.end > probe.0 } }
-        return Probed(latencies: probes.map { secondsBetween($0.0, $0.1) * 1000 },
-                      outsideStalls: outside.map { secondsBetween($0.0, $0.1) * 1000 },
-                      stalls: stalls.count,
-                      longestStallMs: stalls.map { secondsBetween($0.start, $0.end) * 1000 }.max() ?? 0,
-                      work: workTimes)
+        return Probed(
+            latencies: probes.map { secondsBetween($0.0, $0.1) * 1000 },
+            outsideStalls: outside.map { secondsBetween($0.0, $0.1) * 1000 },
+            stalls: stalls.count,
+            longestStallMs: stalls.map { secondsBetween($0.start, $0.end) * 1000 }.max() ?? 0,
+            work: workTimes)
     }
 
     struct Probed {
@@ -265,16 +269,19 @@ enum LongSoundscape {
     static func file(minutes: Int) throws -> URL {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("soundscape-bench-pink-\(minutes)min.opus")
         if let size = try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int,
-           size > minutes * 200_000 {
+            size > minutes * 200_000
+        {
             return url
         }
         FileHandle.standardError.write(Data("[bench] encoding a \(minutes)-minute soundscape (once; kept at \(url.path))\n".utf8))
         let partial = url.appendingPathExtension("partial")
-        try ChildProcess.run([
-            "sh", "-c",
-            "sox -q -n -r 48000 -c 2 -b 16 -t wav - synth \(minutes * 60) pinknoise vol 0.3 | opusenc --quiet --bitrate 44 - \"$0\"",
-            partial.path,
-        ], timeout: .seconds(600)).requireSuccess()
+        try ChildProcess.run(
+            [
+                "sh", "-c",
+                "sox -q -n -r 48000 -c 2 -b 16 -t wav - synth \(minutes * 60) pinknoise vol 0.3 | opusenc --quiet --bitrate 44 - \"$0\"",
+                partial.path,
+            ], timeout: .seconds(600)
+        ).requireSuccess()
         try? FileManager.default.removeItem(at: url)
         try FileManager.default.moveItem(at: partial, to: url)
         return url

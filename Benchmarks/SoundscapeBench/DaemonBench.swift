@@ -132,14 +132,18 @@ struct DaemonBench {
             try await Task.sleep(for: .milliseconds(1000))
             clock.stop()
             let clip = try recording.stop()
-            let onset = try clock.onset(in: clip, audibleDB: Double(options.silenceThresholdDB), since: sent,
-                                        cause: "Play was sent (was it stopped?)")
-            let result = FirstAudioTrial(playReplyMs: secondsBetween(sent, replied) * 1000, firstSound: onset.firstSound,
-                                         audible: onset.audible, notes: onset.notes)
+            let onset = try clock.onset(
+                in: clip, audibleDB: Double(options.silenceThresholdDB), since: sent,
+                cause: "Play was sent (was it stopped?)")
+            let result = FirstAudioTrial(
+                playReplyMs: secondsBetween(sent, replied) * 1000, firstSound: onset.firstSound,
+                audible: onset.audible, notes: onset.notes)
             try? FileManager.default.removeItem(at: recording.file)
-            log(String(format: "play→audio trial %d: %@ (reply %.1f ms)", trial,
-                       result.firstSound.map { String(format: "first sound %.1f ms", $0.ms) } ?? result.notes.joined(separator: "; "),
-                       result.playReplyMs))
+            log(
+                String(
+                    format: "play→audio trial %d: %@ (reply %.1f ms)", trial,
+                    result.firstSound.map { String(format: "first sound %.1f ms", $0.ms) } ?? result.notes.joined(separator: "; "),
+                    result.playReplyMs))
             out.append(result)
             try await stopAndSettle()
         }
@@ -198,7 +202,7 @@ struct DaemonBench {
 
     static func reason(of message: SubscriberLog.Message) -> String? {
         guard let raw = message.raw,
-              let object = try? JSONDecoder().decode([String: JSONValue].self, from: Data(raw))
+            let object = try? JSONDecoder().decode([String: JSONValue].self, from: Data(raw))
         else { return nil }
         return object["parameters"]?["event"]?["reason"]?.stringValue
     }

@@ -69,9 +69,10 @@ final class SubscriberHandler: ChannelInboundHandler {
                 pending = []
             }
             start = i + 1
-            log.append(.init(
-                nanos: now, seq: Self.seq(in: message), isError: Self.isError(message),
-                raw: log.keepRaw ? message : nil))
+            log.append(
+                .init(
+                    nanos: now, seq: Self.seq(in: message), isError: Self.isError(message),
+                    raw: log.keepRaw ? message : nil))
         }
         if start < bytes.count { pending.append(contentsOf: bytes[start...]) }
     }
@@ -201,7 +202,9 @@ struct FanOutBench {
         if Set(snapshotSeqs).count > 1 {
             notes.append("snapshots carried different seqs (\(snapshotSeqs.min()!)...\(baseSeq)): events happened while connecting")
         }
-        log("fan-out: \(n) subscribed in \(String(format: "%.2f", connectSeconds)) s (snapshot seq \(baseSeq)); \(events) SetVolume calls \(Int(spacingMs)) ms apart")
+        log(
+            "fan-out: \(n) subscribed in \(String(format: "%.2f", connectSeconds)) s (snapshot seq \(baseSeq)); \(events) SetVolume calls \(Int(spacingMs)) ms apart"
+        )
 
         // The burst: note the time just before each call; pace calls start to start.
         var sentAt: [UInt64] = []
@@ -236,8 +239,8 @@ struct FanOutBench {
         for (i, volume) in values.enumerated() {
             let seq = baseSeq + 1 + UInt64(i)
             guard let raw = reference.first(where: { $0.seq == seq })?.raw,
-                  let object = try? JSONDecoder().decode([String: JSONValue].self, from: Data(raw)),
-                  let event = object["parameters"]?["event"]
+                let object = try? JSONDecoder().decode([String: JSONValue].self, from: Data(raw)),
+                let event = object["parameters"]?["event"]
             else {
                 validated = false
                 notes.append("subscriber 0 has no event with seq \(seq)")

@@ -42,8 +42,10 @@ struct PeerPlayer: Sendable {
             PeerPlayer(
                 name: "gst-launch", tool: "gst-launch-1.0",
                 arguments: {
-                    ["-q", "filesrc", "location=\($0)", "!", "oggdemux", "!", "opusdec", "!", "audioconvert", "!",
-                     "audioresample", "!", "pipewiresink"]
+                    [
+                        "-q", "filesrc", "location=\($0)", "!", "oggdemux", "!", "opusdec", "!", "audioconvert", "!",
+                        "audioresample", "!", "pipewiresink",
+                    ]
                 }, loops: false),
         ]
     }
@@ -87,8 +89,10 @@ struct PlayerBench {
         if !player.loops, let fileDuration {
             let needed = options.warmup + options.seconds + 1.5
             if fileDuration < needed {
-                row.notes.append(String(format: "%@ does not loop and the file lasts %.1f s < %.1f s needed; it ends early",
-                                        player.tool, fileDuration, needed))
+                row.notes.append(
+                    String(
+                        format: "%@ does not loop and the file lasts %.1f s < %.1f s needed; it ends early",
+                        player.tool, fileDuration, needed))
             }
         }
         prepare(player)

@@ -164,8 +164,9 @@ final class ProcessWindow: @unchecked Sendable {
                 voluntary += v
                 involuntary += c.lastInvoluntary &- c.firstInvoluntary
                 runtime += r
-                perThread.append(ThreadWakeups(
-                    tid: tid, name: c.name, voluntaryPerSecond: Double(v) / seconds, cpuSeconds: Double(r) / 1e9))
+                perThread.append(
+                    ThreadWakeups(
+                        tid: tid, name: c.name, voluntaryPerSecond: Double(v) / seconds, cpuSeconds: Double(r) / 1e9))
             }
             perThread.sort { $0.voluntaryPerSecond > $1.voluntaryPerSecond }
             return ProcessWindowResult(

@@ -125,16 +125,18 @@ struct Bench {
                 row.notes.insert("volume set to 100 % (unity gain, like the other players)", at: 0)
                 rows["soundscaped"] = row
             } else {
-                rows["soundscaped"] = PlayerRow(name: "soundscaped", command: daemonPath, status: "failed",
-                                                notes: report.errors)
+                rows["soundscaped"] = PlayerRow(
+                    name: "soundscaped", command: daemonPath, status: "failed",
+                    notes: report.errors)
             }
         }
         report.players = ["soundscaped", "pw-play", "mpv", "gst-launch"].compactMap { rows[$0] }
 
         // 2. soundscaped alone.
         if options.daemonDetails, let daemon {
-            let bench = DaemonBench(daemon: daemon, graph: graph, sink: Self.sink, options: options,
-                                    soundscape: soundscape, group: group)
+            let bench = DaemonBench(
+                daemon: daemon, graph: graph, sink: Self.sink, options: options,
+                soundscape: soundscape, group: group)
             do {
                 if (try await daemon.status()["isPlaying"]?.boolValue) != true {
                     try await daemon.call("Play", ["soundscape": .string(soundscape)])
@@ -152,8 +154,10 @@ struct Bench {
             for n in options.subscribers where n > 0 {
                 do {
                     let fan = FanOutBench(daemon: daemon, group: group)
-                    report.fanOut.append(try await fan.run(subscribers: n, events: options.events,
-                                                           spacingMs: options.spacingMs))
+                    report.fanOut.append(
+                        try await fan.run(
+                            subscribers: n, events: options.events,
+                            spacingMs: options.spacingMs))
                     try await Task.sleep(for: .milliseconds(500))  // let the daemon drop the closed subscribers
                 } catch {
                     report.fanOutErrors.append("\(n) subscribers: \(error)")
@@ -180,8 +184,9 @@ struct Bench {
             if options.startTrials > 0 {
                 do {
                     report.startToAudible = try await StartToAudibleBench(
-                        daemon: daemon, graph: graph, sink: Self.sink, options: options, soundscape: soundscape)
-                        .run(trials: options.startTrials)
+                        daemon: daemon, graph: graph, sink: Self.sink, options: options, soundscape: soundscape
+                    )
+                    .run(trials: options.startTrials)
                 } catch {
                     report.errors.append("start to audible: \(error)")
                 }
@@ -196,9 +201,11 @@ struct Bench {
             }
             if options.volumeOffSeconds > 0 {
                 do {
-                    report.volumeOff = try await VolumeOffBench(daemon: daemon, graph: graph, sink: Self.sink,
-                                                                soundscape: soundscape)
-                        .run(seconds: options.volumeOffSeconds)
+                    report.volumeOff = try await VolumeOffBench(
+                        daemon: daemon, graph: graph, sink: Self.sink,
+                        soundscape: soundscape
+                    )
+                    .run(seconds: options.volumeOffSeconds)
                 } catch {
                     report.errors.append("volume off: \(error)")
                 }
@@ -274,10 +281,10 @@ enum SoundscapeChoice {
         let url = URL(fileURLWithPath: file)
         let bytes = try Data(contentsOf: url)
         if let builtin = builtinDirectory(daemon: daemon),
-           let manifest = try? JSONDecoder().decode(Manifest.self, from: Data(contentsOf: builtin.appendingPathComponent("manifest.json"))),
-           let entry = manifest.soundscapes.first(where: {
-               (try? Data(contentsOf: builtin.appendingPathComponent($0.file))) == bytes
-           })
+            let manifest = try? JSONDecoder().decode(Manifest.self, from: Data(contentsOf: builtin.appendingPathComponent("manifest.json"))),
+            let entry = manifest.soundscapes.first(where: {
+                (try? Data(contentsOf: builtin.appendingPathComponent($0.file))) == bytes
+            })
         {
             return (entry.id, [])
         }
@@ -318,7 +325,7 @@ enum OpusFile {
         let b = [UInt8](data)
         func u64(_ o: Int) -> UInt64 { (0..<8).reduce(UInt64(0)) { $0 | UInt64(b[o + $1]) << (8 * UInt64($1)) } }
         guard let head = FrameScan.find(Array("OpusHead".utf8), in: Array(b.prefix(4096))),
-              head + 12 <= b.count
+            head + 12 <= b.count
         else { return nil }
         let preSkip = UInt64(b[head + 10]) | UInt64(b[head + 11]) << 8
         // Walk back to the last "OggS" page header.

@@ -65,10 +65,15 @@ struct StartToAudibleBench {
         for trial in 1...trials {
             for player in ["soundscaped", "pw-play"] {
                 let result = player == "soundscaped" ? try await restartDaemon() : try await startPwPlay()
-                log(String(format: "start→audible trial %d, %@: %@", trial, player,
-                           result.audible.map { String(format: "audible %.1f ms (first sound %@)", $0.ms,
-                                                           Render.f(result.firstSound?.ms, 1)) }
-                               ?? result.notes.joined(separator: "; ")))
+                log(
+                    String(
+                        format: "start→audible trial %d, %@: %@", trial, player,
+                        result.audible.map {
+                            String(
+                                format: "audible %.1f ms (first sound %@)", $0.ms,
+                                Render.f(result.firstSound?.ms, 1))
+                        }
+                            ?? result.notes.joined(separator: "; ")))
                 out.append(result)
             }
         }
@@ -78,9 +83,11 @@ struct StartToAudibleBench {
         func audible(_ player: String) -> Summary {
             Summary(out.filter { $0.player == player }.compactMap(\.audible?.ms))
         }
-        let ours = audible("soundscaped"), theirs = audible("pw-play")
-        return StartToAudibleResult(trials: out, soundscapedAudibleMs: ours, pwPlayAudibleMs: theirs,
-                                    ratio: ours.count > 0 && theirs.count > 0 ? ours.p50 / theirs.p50 : nil)
+        let ours = audible("soundscaped")
+        let theirs = audible("pw-play")
+        return StartToAudibleResult(
+            trials: out, soundscapedAudibleMs: ours, pwPlayAudibleMs: theirs,
+            ratio: ours.count > 0 && theirs.count > 0 ? ours.p50 / theirs.p50 : nil)
     }
 
     /// Time a new daemon from its spawn to sound (the last one was killed playing), and
@@ -103,7 +110,9 @@ struct StartToAudibleBench {
             child = try graph.spawn("pw-play", [options.file], name: "pw-play-start")
         }
         if let child {
-            if !child.isRunning { throw HarnessError("pw-play exited early: \(child.exitStatus.map { "\($0)" } ?? "?")\n\(graph.logTail(lines: 10))") }
+            if !child.isRunning {
+                throw HarnessError("pw-play exited early: \(child.exitStatus.map { "\($0)" } ?? "?")\n\(graph.logTail(lines: 10))")
+            }
             child.terminate(gracePeriod: .seconds(3))
         }
         try graph.waitUntilNothingFeeds(sink, "pw-play's stream to leave the sink")
@@ -121,8 +130,9 @@ struct StartToAudibleBench {
         try await Task.sleep(for: .seconds(Self.window))  // the window being recorded
         clock.stop()
         let clip = try recording.stop()
-        let onset = try clock.onset(in: clip, audibleDB: Double(options.silenceThresholdDB), since: spawned,
-                                    cause: "the spawn (was the last player still heard?)")
+        let onset = try clock.onset(
+            in: clip, audibleDB: Double(options.silenceThresholdDB), since: spawned,
+            cause: "the spawn (was the last player still heard?)")
         try? FileManager.default.removeItem(at: recording.file)
         return StartTrial(player: player, firstSound: onset.firstSound, audible: onset.audible, notes: onset.notes)
     }

@@ -7,8 +7,10 @@ import SoundscapeCore
 @testable import Varlink
 
 enum FuzzTargets {
-    static let names = ["varlink-frames", "varlink-request", "config", "ogg-pages", "manifest", "signer-lines",
-                        "notify-message"]
+    static let names = [
+        "varlink-frames", "varlink-request", "config", "ogg-pages", "manifest", "signer-lines",
+        "notify-message",
+    ]
 
     /// The first byte chooses where the rest is cut into reads; the frames must be
     /// the same however the bytes arrive, and no frame may be longer than the limit.
@@ -52,8 +54,9 @@ enum FuzzTargets {
             let again = try VarlinkRequest(parsing: encoded)
             precondition(again == request, "a call does not survive encoding and parsing")
         } catch {
-            precondition(error.name.hasPrefix("org.varlink.service.") || error.name.hasPrefix("org.swift-varlink."),
-                         "an unnamed error: \(error)")
+            precondition(
+                error.name.hasPrefix("org.varlink.service.") || error.name.hasPrefix("org.swift-varlink."),
+                "an unnamed error: \(error)")
         }
     }
 
@@ -87,8 +90,9 @@ enum FuzzTargets {
     static func manifest(_ bytes: [UInt8]) {
         let read = Manifest.read(bytes, directory: "/soundscapes", origin: .builtin)
         for entry in read.entries {
-            precondition(entry.path.hasPrefix("/soundscapes/") && !entry.path.dropFirst("/soundscapes/".count).contains("/"),
-                         "an entry outside its directory: \(entry.path)")
+            precondition(
+                entry.path.hasPrefix("/soundscapes/") && !entry.path.dropFirst("/soundscapes/".count).contains("/"),
+                "an entry outside its directory: \(entry.path)")
             precondition(entry.gain > 0 && entry.gain <= 1, "a gain out of range")
         }
     }

@@ -10,8 +10,8 @@ public struct SoundscapeID: Sendable, Hashable, Comparable, CustomStringConverti
 
     public init?(_ rawValue: String) {
         guard !rawValue.isEmpty, rawValue.utf8.count <= Self.maximumLength,
-              rawValue.first != ".", rawValue.first != "-",
-              rawValue.unicodeScalars.allSatisfy(Self.isAllowed)
+            rawValue.first != ".", rawValue.first != "-",
+            rawValue.unicodeScalars.allSatisfy(Self.isAllowed)
         else { return nil }
         self.rawValue = rawValue
     }
@@ -34,8 +34,10 @@ public struct SoundscapeID: Sendable, Hashable, Comparable, CustomStringConverti
         switch scalar {
         case "a"..."z", "A"..."Z", "0"..."9", "-", "_", ".", " ", "+", "(", ")", ",", "'": true
         // Letters beyond ASCII, and combining marks so that a decomposed "été" is as good as a composed one.
-        default: scalar.value >= 0x80 && (scalar.properties.isAlphabetic
-            || scalar.properties.generalCategory == .nonspacingMark || scalar.properties.generalCategory == .spacingMark)
+        default:
+            scalar.value >= 0x80
+                && (scalar.properties.isAlphabetic
+                    || scalar.properties.generalCategory == .nonspacingMark || scalar.properties.generalCategory == .spacingMark)
         }
     }
 }

@@ -73,19 +73,20 @@ extension Timestamp: Codable {
             index < utf8.count && utf8[index] == UInt8(ascii: character)
         }
         guard utf8.count >= 20, utf8.last == UInt8(ascii: "Z"),
-              byte(4, is: "-"), byte(7, is: "-"), byte(10, is: "T"), byte(13, is: ":"), byte(16, is: ":"),
-              let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
-              let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
-              (1...12).contains(month), (1...Self.days(inMonth: month, year: year)).contains(day),
-              hour < 24, minute < 60, second < 61
+            byte(4, is: "-"), byte(7, is: "-"), byte(10, is: "T"), byte(13, is: ":"), byte(16, is: ":"),
+            let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
+            let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
+            (1...12).contains(month), (1...Self.days(inMonth: month, year: year)).contains(day),
+            hour < 24, minute < 60, second < 61
         else { return nil }
         var millis: Int64 = 0
         if utf8[19] == UInt8(ascii: ".") {
             let digits = utf8[20..<(utf8.count - 1)]
             // Every fraction digit must be a digit; only the first three count.
             guard !digits.isEmpty,
-                  digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
-                  let fraction = number(20..<(20 + min(3, digits.count))) else { return nil }
+                digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+                let fraction = number(20..<(20 + min(3, digits.count)))
+            else { return nil }
             millis = fraction * [100, 10, 1][min(3, digits.count) - 1]
         } else if utf8.count != 20 {
             return nil

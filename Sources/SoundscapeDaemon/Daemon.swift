@@ -27,8 +27,10 @@ public enum Daemon {
     /// and SIGHUP (reload). The sockets and the signer's pipes share the event
     /// loop Swift concurrency runs on when `EventLoopConcurrency` is installed,
     /// else get a one-thread group of their own.
-    public static func run(settings: DaemonSettings, commandLine: CommandLineOptions, environment: [String: String],
-                           executablePath: String, signals: DaemonSignals) async throws {
+    public static func run(
+        settings: DaemonSettings, commandLine: CommandLineOptions, environment: [String: String],
+        executablePath: String, signals: DaemonSignals
+    ) async throws {
         let options = settings
         let journal = DaemonLogHandler.stderrIsJournal(environment: environment)
         DaemonLogHandler.level = settings.logLevel
@@ -66,8 +68,9 @@ public enum Daemon {
         }
 
         let (outputEvents, outputSink) = AsyncStream.makeStream(of: AudioOutputEvent.self)
-        let output = PipeWireOutput(configuration: options.output, logger: Logger(label: "soundscaped.audio"),
-                                    events: outputSink)
+        let output = PipeWireOutput(
+            configuration: options.output, logger: Logger(label: "soundscaped.audio"),
+            events: outputSink)
         // Connecting needs nothing else: the output's thread does it while the rest is set up and
         // the saved state is read (Player.run starts it too; a second start does nothing).
         output.start()
@@ -75,19 +78,22 @@ public enum Daemon {
         let ownGroup = EventLoopConcurrency.isInstalled ? nil : MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let eventLoopGroup: any EventLoopGroup = ownGroup ?? EventLoopConcurrency.eventLoopGroup
         let makeSignerHost: @Sendable (SignerConfiguration) throws -> SignerHost = { configuration in
-            try SignerHost(configuration: configuration, baseEnvironment: environment, socketPath: options.socketPath,
-                           hub: hub, eventLoopGroup: eventLoopGroup, logger: Logger(label: "soundscaped.signer"))
+            try SignerHost(
+                configuration: configuration, baseEnvironment: environment, socketPath: options.socketPath,
+                hub: hub, eventLoopGroup: eventLoopGroup, logger: Logger(label: "soundscaped.signer"))
         }
         let signerHost = try options.signer.map(makeSignerHost)
         // Soundscape files (scans, opens, hashes), the list's encoding, a reload's file: what may
         // wait for a disk runs here, never on the event loop. SQLite has its own (StateKeeper).
         let worker = WorkerThread(name: "soundscaped-io")
-        let player = Player(.init(output: output, outputEvents: outputEvents, outputEventSink: outputSink, store: store,
-                                  locations: options.soundscapes, hub: hub, worker: worker,
-                                  logger: Logger(label: "soundscaped.player"),
-                                  clock: EventLoopClock(eventLoop: eventLoopGroup.next()), environment: environment,
-                                  fingerprintDirectory: options.output.pcmCacheDirectory),
-                            signerHost: signerHost)
+        let player = Player(
+            .init(
+                output: output, outputEvents: outputEvents, outputEventSink: outputSink, store: store,
+                locations: options.soundscapes, hub: hub, worker: worker,
+                logger: Logger(label: "soundscaped.player"),
+                clock: EventLoopClock(eventLoop: eventLoopGroup.next()), environment: environment,
+                fingerprintDirectory: options.output.pcmCacheDirectory),
+            signerHost: signerHost)
 
         let systemd = SystemdNotifierService(environment: environment, logger: Logger(label: "soundscaped.systemd")) {
             [player] in
@@ -95,19 +101,24 @@ public enum Daemon {
             // pings, since a restart cannot bring it back.
             await PlayerHealth.firstAnswer(within: .seconds(2)) { await player.ping() } ?? false
         }
-        let reloader = Reloader(settings: settings, commandLine: commandLine, environment: environment,
-                                executablePath: executablePath, player: player, output: output, systemd: systemd,
-                                logger: Logger(label: "soundscaped.reload"), makeSignerHost: makeSignerHost)
+        let reloader = Reloader(
+            settings: settings, commandLine: commandLine, environment: environment,
+            executablePath: executablePath, player: player, output: output, systemd: systemd,
+            logger: Logger(label: "soundscaped.reload"), makeSignerHost: makeSignerHost)
 
         let controlLogger = Logger(label: "soundscaped.control")
         // Clients can trigger these at will (a flood of connections): ten a minute, then a count.
         let controlWarnings = RateLimitedLog { controlLogger.warning("\($0)") }
         let server = VarlinkServer(
             listener: listener,
-            interfaces: [PlayerInterface(player: player, hub: hub, worker: worker,
-                                         subscriberQueueLimit: subscriberQueueLimit, reloader: reloader)],
-            info: .init(vendor: "soundscaped", product: "soundscaped", version: version,
-                        url: "https://github.com/soundscaped/soundscaped"),
+            interfaces: [
+                PlayerInterface(
+                    player: player, hub: hub, worker: worker,
+                    subscriberQueueLimit: subscriberQueueLimit, reloader: reloader)
+            ],
+            info: .init(
+                vendor: "soundscaped", product: "soundscaped", version: version,
+                url: "https://github.com/soundscaped/soundscaped"),
             eventLoopGroup: eventLoopGroup,
             logger: { controlWarnings($0) },
             limits: .init(allowedUIDs: [UInt32(getuid()), 0]),

@@ -68,10 +68,13 @@ public final class Companion {
             var descriptors = [pollfd(fd: bus.fileDescriptor, events: bus.pollEvents, revents: 0)]
             let links = [events, calls].compactMap { $0 }
             for link in links {
-                descriptors.append(pollfd(fd: link.fd, events: Int16(POLLIN) | (link.wantsWrite ? Int16(POLLOUT) : 0),
-                                          revents: 0))
+                descriptors.append(
+                    pollfd(
+                        fd: link.fd, events: Int16(POLLIN) | (link.wantsWrite ? Int16(POLLOUT) : 0),
+                        revents: 0))
             }
-            let timeout = [bus.timeoutMilliseconds, milliseconds(until: reconnectAt), milliseconds(until: alarmTickAt)]
+            let timeout =
+                [bus.timeoutMilliseconds, milliseconds(until: reconnectAt), milliseconds(until: alarmTickAt)]
                 .compactMap { $0 }.min() ?? -1
             if poll(&descriptors, nfds_t(descriptors.count), timeout) < 0, errno != EINTR {
                 throw BusError("poll: \(String(cString: strerror(errno)))")
@@ -153,7 +156,8 @@ public final class Companion {
     private func refreshSoundscapes(then: (() -> Void)? = nil) {
         calls?.call("ListSoundscapes") { [unowned self] result in
             if case .success(let bytes) = result,
-               let list = try? JSONDecoder().decode(Reply<SoundscapeList>.self, from: Data(bytes)).parameters {
+                let list = try? JSONDecoder().decode(Reply<SoundscapeList>.self, from: Data(bytes)).parameters
+            {
                 order = list.soundscapes.map(\.id)
                 var next = model
                 next.titles = Dictionary(list.soundscapes.map { ($0.id, $0.title) }, uniquingKeysWith: { first, _ in first })
@@ -167,7 +171,8 @@ public final class Companion {
     private func refreshPreferences() {
         calls?.call("GetPreferences") { [unowned self] result in
             guard case .success(let bytes) = result,
-                  let reply = try? JSONDecoder().decode(Reply<PreferencesParameters>.self, from: Data(bytes)) else { return }
+                let reply = try? JSONDecoder().decode(Reply<PreferencesParameters>.self, from: Data(bytes))
+            else { return }
             alarm.setEnabled(reply.parameters.preferences.notifications)
         }
     }
@@ -193,8 +198,9 @@ public final class Companion {
             // The list may have changed since it was last read (a file added): read it again first.
             refreshSoundscapes { [unowned self] in
                 guard let current = model.status?.soundscape.rawValue,
-                      let target = MPRISModel.neighbour(of: current, in: order, step: command == .next ? 1 : -1),
-                      let parameters = try? JSONEncoder().encode(["soundscape": target]) else { return }
+                    let target = MPRISModel.neighbour(of: current, in: order, step: command == .next ? 1 : -1),
+                    let parameters = try? JSONEncoder().encode(["soundscape": target])
+                else { return }
                 self.calls?.call("Play", parameters: String(decoding: parameters, as: UTF8.self), completion: done)
             }
         }

@@ -53,8 +53,10 @@ extension Manifest {
                 problems.append("'\(item.id)' has gain \(gain), expected 0 < gain ≤ 1")
                 continue
             }
-            entries.append(SoundscapeEntry(id: id, title: item.title ?? item.id, path: FileSystem.join(directory, item.file),
-                                           gain: gain, origin: origin))
+            entries.append(
+                SoundscapeEntry(
+                    id: id, title: item.title ?? item.id, path: FileSystem.join(directory, item.file),
+                    gain: gain, origin: origin))
         }
         return (entries, listed, manifest.default.flatMap(SoundscapeID.init), problems)
     }

@@ -90,8 +90,10 @@ public struct SoundscapeCatalog: Sendable {
                 problems.append("\(directory)/\(file): the name is not usable as a soundscape id")
                 continue
             }
-            insert(SoundscapeEntry(id: id, title: name, path: FileSystem.join(base, file),
-                                   gain: 1, origin: origin))
+            insert(
+                SoundscapeEntry(
+                    id: id, title: name, path: FileSystem.join(base, file),
+                    gain: 1, origin: origin))
         }
     }
 

@@ -7,10 +7,13 @@ extension SoundscapeCatalog.Locations {
     ///   the executable (a build run from the checkout), else `<prefix>/share/soundscaped/soundscapes`
     ///   beside the executable's `bin/`, else `/usr/share/soundscaped/soundscapes`;
     /// - user: `$XDG_DATA_HOME/soundscaped/soundscapes` (default `~/.local/share/...`).
-    public static func standard(extra: [String], environment: [String: String],
-                                executablePath: String) -> Self {
-        Self(builtin: builtinDirectory(executablePath: executablePath), extra: extra,
-             user: userDirectory(environment: environment))
+    public static func standard(
+        extra: [String], environment: [String: String],
+        executablePath: String
+    ) -> Self {
+        Self(
+            builtin: builtinDirectory(executablePath: executablePath), extra: extra,
+            user: userDirectory(environment: environment))
     }
 
     public static func userDirectory(environment: [String: String]) -> String? {

@@ -36,7 +36,8 @@ final class SQLiteConnection {
     init(path: String, readOnly: Bool = false) throws(SQLiteError) {
         _ = Self.lean
         var handle: OpaquePointer?
-        let flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
+        let flags =
+            (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
             | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
         let result = sqlite3_open_v2(path, &handle, flags, nil)
         guard result == SQLITE_OK, let handle else {
@@ -63,7 +64,8 @@ final class SQLiteConnection {
         guard kept[sql] == nil else { return }
         var statement: OpaquePointer?
         guard sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil) == SQLITE_OK,
-              let statement else {
+            let statement
+        else {
             throw error()
         }
         kept[sql] = statement

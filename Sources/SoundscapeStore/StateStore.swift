@@ -31,8 +31,10 @@ public struct PersistedPreferences: Sendable, Equatable {
     public var notifications: Bool
     public var signerDownSound: String
 
-    public init(interruptionMode: String, duckLevel: Int, autoResume: Bool, pinnedSink: String?,
-                keepAwake: Bool = false, notifications: Bool = true, signerDownSound: String = "cue") {
+    public init(
+        interruptionMode: String, duckLevel: Int, autoResume: Bool, pinnedSink: String?,
+        keepAwake: Bool = false, notifications: Bool = true, signerDownSound: String = "cue"
+    ) {
         self.interruptionMode = interruptionMode
         self.duckLevel = duckLevel
         self.autoResume = autoResume
@@ -119,8 +121,9 @@ public final class StateStore: Sendable {
             if let preferences = salvaged.preferences { try? Self.write(preferences, to: connection) }
             let kept = [salvaged.state.map { _ in "the saved state" }, salvaged.preferences.map { _ in "the preferences" }]
                 .compactMap { $0 }
-            notices.append("the state database was damaged (\(error)); moved it to \(aside)"
-                + (kept.isEmpty ? " and started afresh" : "; \(kept.joined(separator: " and ")) could still be read and were kept"))
+            notices.append(
+                "the state database was damaged (\(error)); moved it to \(aside)"
+                    + (kept.isEmpty ? " and started afresh" : "; \(kept.joined(separator: " and ")) could still be read and were kept"))
         } catch {
             // Busy, read-only, no space, cannot open for writing: no proof of damage. Read what is there.
             guard FileSystem.exists(path) else {
@@ -133,7 +136,8 @@ public final class StateStore: Sendable {
             }
             let reason = Self.whyNotWritable(path) ?? "\(error)"
             openMode = .readOnly(reason: reason)
-            notices.append("the state database cannot be written (\(reason)); the saved state is used, and changes are kept in memory until it can be")
+            notices.append(
+                "the state database cannot be written (\(reason)); the saved state is used, and changes are kept in memory until it can be")
         }
         open = Mutex(Open(connection: connection, mode: openMode))
         self.notices = notices
@@ -341,38 +345,44 @@ public final class StateStore: Sendable {
     /// migrated) reads too: a missing column takes its default.
     private static func readState(_ connection: SQLiteConnection) throws(SQLiteError) -> PersistedState? {
         try connection.execute("SELECT * FROM player_state WHERE id = 1").first.map {
-            PersistedState(volume: Int($0["volume"]?.integer ?? 50), soundscape: $0["soundscape"]?.text,
-                           wantsPlaying: ($0["wants_playing"]?.integer ?? 0) != 0,
-                           paused: ($0["paused"]?.integer ?? 0) != 0)
+            PersistedState(
+                volume: Int($0["volume"]?.integer ?? 50), soundscape: $0["soundscape"]?.text,
+                wantsPlaying: ($0["wants_playing"]?.integer ?? 0) != 0,
+                paused: ($0["paused"]?.integer ?? 0) != 0)
         }
     }
 
     private static func readPreferences(_ connection: SQLiteConnection) throws(SQLiteError) -> PersistedPreferences? {
         try connection.execute("SELECT * FROM preferences WHERE id = 1").first.map {
-            PersistedPreferences(interruptionMode: $0["interruption_mode"]?.text ?? "pause",
-                                 duckLevel: Int($0["duck_level"]?.integer ?? 30),
-                                 autoResume: ($0["auto_resume"]?.integer ?? 1) != 0,
-                                 pinnedSink: $0["pinned_sink"]?.text,
-                                 keepAwake: ($0["keep_awake"]?.integer ?? 0) != 0,
-                                 notifications: ($0["notifications"]?.integer ?? 1) != 0,
-                                 signerDownSound: $0["signer_down_sound"]?.text ?? "cue")
+            PersistedPreferences(
+                interruptionMode: $0["interruption_mode"]?.text ?? "pause",
+                duckLevel: Int($0["duck_level"]?.integer ?? 30),
+                autoResume: ($0["auto_resume"]?.integer ?? 1) != 0,
+                pinnedSink: $0["pinned_sink"]?.text,
+                keepAwake: ($0["keep_awake"]?.integer ?? 0) != 0,
+                notifications: ($0["notifications"]?.integer ?? 1) != 0,
+                signerDownSound: $0["signer_down_sound"]?.text ?? "cue")
         }
     }
 
     private static func write(_ state: PersistedState, to connection: SQLiteConnection) throws(SQLiteError) {
-        try connection.execute(saveStateSQL, [
-            .integer(Int64(state.volume)), state.soundscape.map { .text($0) } ?? .null,
-            .integer(state.wantsPlaying ? 1 : 0), .integer(state.paused ? 1 : 0), .real(unixSeconds()),
-        ])
+        try connection.execute(
+            saveStateSQL,
+            [
+                .integer(Int64(state.volume)), state.soundscape.map { .text($0) } ?? .null,
+                .integer(state.wantsPlaying ? 1 : 0), .integer(state.paused ? 1 : 0), .real(unixSeconds()),
+            ])
     }
 
     private static func write(_ preferences: PersistedPreferences, to connection: SQLiteConnection) throws(SQLiteError) {
-        try connection.execute(savePreferencesSQL, [
-            .text(preferences.interruptionMode), .integer(Int64(preferences.duckLevel)),
-            .integer(preferences.autoResume ? 1 : 0), preferences.pinnedSink.map { .text($0) } ?? .null,
-            .integer(preferences.keepAwake ? 1 : 0), .integer(preferences.notifications ? 1 : 0),
-            .text(preferences.signerDownSound), .real(unixSeconds()),
-        ])
+        try connection.execute(
+            savePreferencesSQL,
+            [
+                .text(preferences.interruptionMode), .integer(Int64(preferences.duckLevel)),
+                .integer(preferences.autoResume ? 1 : 0), preferences.pinnedSink.map { .text($0) } ?? .null,
+                .integer(preferences.keepAwake ? 1 : 0), .integer(preferences.notifications ? 1 : 0),
+                .text(preferences.signerDownSound), .real(unixSeconds()),
+            ])
     }
 
     /// Wall-clock seconds, for `updated_at` columns and the name of a damaged file moved aside.

@@ -19,11 +19,13 @@ public enum BlockingThread {
         pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
         let context = Unmanaged.passRetained(Box(body))
         var thread = pthread_t()
-        let result = pthread_create(&thread, &attributes, { raw in
-            let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
-            box.body()
-            return nil
-        }, context.toOpaque())
+        let result = pthread_create(
+            &thread, &attributes,
+            { raw in
+                let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
+                box.body()
+                return nil
+            }, context.toOpaque())
         if result != 0 {
             context.takeRetainedValue().body()
         }

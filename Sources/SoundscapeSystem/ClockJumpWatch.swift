@@ -41,8 +41,10 @@ public final class ClockJumpWatch: Sendable {
 
     private static func watch(timer: Int32, stop: Int32, onJump: @Sendable (SleepDetector.Reading) -> Void) {
         while true {
-            var descriptors = [pollfd(fd: timer, events: Int16(POLLIN), revents: 0),
-                               pollfd(fd: stop, events: Int16(POLLIN), revents: 0)]
+            var descriptors = [
+                pollfd(fd: timer, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: stop, events: Int16(POLLIN), revents: 0),
+            ]
             guard poll(&descriptors, 2, -1) >= 0 || errno == EINTR else { return }
             if descriptors[1].revents != 0 { return }
             guard descriptors[0].revents != 0 else { continue }

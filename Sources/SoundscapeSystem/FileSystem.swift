@@ -89,8 +89,9 @@ public enum FileSystem {
     public static func change(of path: String) -> Change? {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
-        return Change(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
-                      seconds: info.st_mtim.tv_sec, nanoseconds: info.st_mtim.tv_nsec)
+        return Change(
+            device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
+            seconds: info.st_mtim.tv_sec, nanoseconds: info.st_mtim.tv_nsec)
     }
 
     /// Who owns an open file and who may use it (`fstat`), or nil (errno says why).

@@ -60,7 +60,8 @@ public final class FramedSocket: Sendable {
     /// Connects to the socket at `path`. With a `timeout`, no blocking send or
     /// receive waits longer (it fails with `timedOut`).
     public convenience init(path: String, timeout: Duration? = nil, limit: Int = FramedSocket.defaultLimit)
-        throws(UnixSocket.Failure) {
+        throws(UnixSocket.Failure)
+    {
         let fd = try UnixSocket.connect(path: path)
         if let timeout { UnixSocket.setTimeouts(fd, send: timeout, receive: timeout) }
         self.init(descriptor: fd, limit: limit)

@@ -26,9 +26,11 @@ public enum Spawn {
     /// - Signal dispositions are reset to default and the mask is emptied: the
     ///   parent's own signal handling (a blocked SIGTERM, an ignored SIGINT) must not
     ///   make the child unstoppable.
-    public static func run(program: String, arguments: [String], environment: [String: String],
-                           searchPath: Bool, stdio: [Int32?], group: pid_t = 0,
-                           workingDirectory: String? = nil) throws(SpawnError) -> pid_t {
+    public static func run(
+        program: String, arguments: [String], environment: [String: String],
+        searchPath: Bool, stdio: [Int32?], group: pid_t = 0,
+        workingDirectory: String? = nil
+    ) throws(SpawnError) -> pid_t {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -62,7 +64,8 @@ public enum Spawn {
             envp.forEach { free($0) }
         }
         var pid: pid_t = 0
-        let result = searchPath
+        let result =
+            searchPath
             ? posix_spawnp(&pid, program, &actions, &attributes, argv, envp)
             : posix_spawn(&pid, program, &actions, &attributes, argv, envp)
         guard result == 0 else { throw SpawnError("cannot run '\(program)': \(errorText(result))") }

@@ -53,8 +53,10 @@ public enum UnixSocket {
 
     /// A socket bound to `address` (a stream socket also listening, if asked);
     /// the caller closes it and removes a file it made.
-    public static func bind(_ kind: Kind, to address: UnixSocketAddress, listening: Bool = false,
-                            nonBlocking: Bool = false) throws(Failure) -> CInt {
+    public static func bind(
+        _ kind: Kind, to address: UnixSocketAddress, listening: Bool = false,
+        nonBlocking: Bool = false
+    ) throws(Failure) -> CInt {
         let fd = try make(kind, nonBlocking: nonBlocking)
         guard address.withSockaddr({ Glibc.bind(fd, $0, $1) }) == 0 else {
             let failure = Failure.system("cannot bind \(address)")
@@ -136,7 +138,8 @@ public struct UnixSocketAddress: Sendable, Equatable, CustomStringConvertible {
 
     /// The path, or `@name` for an abstract name.
     public var description: String {
-        isAbstract ? "@" + String(decoding: pathBytes.dropFirst(), as: UTF8.self)
+        isAbstract
+            ? "@" + String(decoding: pathBytes.dropFirst(), as: UTF8.self)
             : String(decoding: pathBytes.dropLast(), as: UTF8.self)
     }
 

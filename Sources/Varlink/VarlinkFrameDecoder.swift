@@ -72,8 +72,10 @@ struct VarlinkFrameDecoder: ByteToMessageDecoder, Sendable {
     private var held = 0
     private var timeout: Scheduled<Void>?
 
-    init(maxMessageBytes: Int, budget: InboundBudget? = nil, partialTimeout: TimeAmount? = nil,
-         onTimeout: (@Sendable () -> Void)? = nil) {
+    init(
+        maxMessageBytes: Int, budget: InboundBudget? = nil, partialTimeout: TimeAmount? = nil,
+        onTimeout: (@Sendable () -> Void)? = nil
+    ) {
         precondition(maxMessageBytes > 0, "maxMessageBytes must be positive")
         self.maxMessageBytes = maxMessageBytes
         self.budget = budget

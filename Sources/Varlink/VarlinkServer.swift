@@ -45,9 +45,11 @@ public struct VarlinkServer: Sendable {
         /// who can reach the socket. Others are closed at once.
         public var allowedUIDs: Set<UInt32>?
 
-        public init(maxMessageBytes: Int = 64 * 1024, maxConnections: Int = 4096,
-                    maxBufferedBytes: Int = 4 << 20, partialMessageTimeout: Duration = .seconds(10),
-                    allowedUIDs: Set<UInt32>? = nil) {
+        public init(
+            maxMessageBytes: Int = 64 * 1024, maxConnections: Int = 4096,
+            maxBufferedBytes: Int = 4 << 20, partialMessageTimeout: Duration = .seconds(10),
+            allowedUIDs: Set<UInt32>? = nil
+        ) {
             self.maxMessageBytes = maxMessageBytes
             self.maxConnections = maxConnections
             self.maxBufferedBytes = maxBufferedBytes
@@ -162,10 +164,13 @@ public struct VarlinkServer: Sendable {
             PeerCheck.refuse(channel, unless: limits.allowedUIDs, log: dispatcher.log)
             return channel.eventLoop.makeCompletedFuture {
                 try channel.pipeline.syncOperations.addHandler(
-                    ByteToMessageHandler(VarlinkFrameDecoder(
-                        maxMessageBytes: maxMessageBytes, budget: budget,
-                        partialTimeout: TimeAmount(limits.partialMessageTimeout),
-                        onTimeout: { dispatcher.log("varlink: closing a connection that left a message unfinished for \(limits.partialMessageTimeout)") }))
+                    ByteToMessageHandler(
+                        VarlinkFrameDecoder(
+                            maxMessageBytes: maxMessageBytes, budget: budget,
+                            partialTimeout: TimeAmount(limits.partialMessageTimeout),
+                            onTimeout: {
+                                dispatcher.log("varlink: closing a connection that left a message unfinished for \(limits.partialMessageTimeout)")
+                            }))
                 )
                 let connection = try ConnectionChannel(wrappingChannelSynchronously: channel)
                 // A connection accepted in the instant the listener closes is dropped by NIO

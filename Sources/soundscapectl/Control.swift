@@ -22,14 +22,16 @@ struct Control {
     static func session(_ options: ConnectionOptions, _ body: (Control) async throws -> Void) async throws {
         let environment = ProcessInfo.processInfo.environment
         guard let path = DaemonPaths.socket(explicit: options.socket, environment: environment) else {
-            fail("cannot find the daemon: XDG_RUNTIME_DIR is not set; pass --socket PATH or set SOUNDSCAPED_SOCKET",
-                 status: 2)
+            fail(
+                "cannot find the daemon: XDG_RUNTIME_DIR is not set; pass --socket PATH or set SOUNDSCAPED_SOCKET",
+                status: 2)
         }
         let client: VarlinkClient
         do {
             client = try await VarlinkClient.connect(unixPath: path)
         } catch {
-            fail("""
+            fail(
+                """
                 soundscaped is not running (no answer on \(path)).
                 Start it with `soundscaped` (or `systemctl --user start soundscaped`), or point --socket at its socket.
                 """, status: 2)
@@ -55,12 +57,15 @@ struct Control {
     static func soundscapeIDs(completing words: [String]) async -> [String] {
         let explicit = words.firstIndex(of: "--socket").flatMap { words.indices.contains($0 + 1) ? words[$0 + 1] : nil }
         guard let path = DaemonPaths.socket(explicit: explicit, environment: ProcessInfo.processInfo.environment),
-              let client = try? await VarlinkClient.connect(unixPath: path) else { return [] }
+            let client = try? await VarlinkClient.connect(unixPath: path)
+        else { return [] }
         defer { Task { await client.close() } }
         let list = try? await withThrowingTaskGroup(of: [String]?.self) { group in
             group.addTask {
-                try await client.call("\(interface).ListSoundscapes", parameters: [String: JSONValue](),
-                                      returning: SoundscapeListReply.self).soundscapes.map(\.id)
+                try await client.call(
+                    "\(interface).ListSoundscapes", parameters: [String: JSONValue](),
+                    returning: SoundscapeListReply.self
+                ).soundscapes.map(\.id)
             }
             group.addTask {
                 try await Task.sleep(for: .seconds(1))
@@ -122,8 +127,10 @@ struct Control {
 
     /// The config file read again; what changed.
     func reload() async throws -> [String] {
-        try await client.call("\(Self.interface).Reload", parameters: [String: JSONValue](),
-                              returning: ReloadReply.self).changes
+        try await client.call(
+            "\(Self.interface).Reload", parameters: [String: JSONValue](),
+            returning: ReloadReply.self
+        ).changes
     }
 
     /// The daemon's version, from `org.varlink.service.GetInfo`.
@@ -132,8 +139,9 @@ struct Control {
     }
 
     func soundscapes() async throws -> SoundscapeListReply {
-        try await client.call("\(Self.interface).ListSoundscapes", parameters: [String: JSONValue](),
-                              returning: SoundscapeListReply.self)
+        try await client.call(
+            "\(Self.interface).ListSoundscapes", parameters: [String: JSONValue](),
+            returning: SoundscapeListReply.self)
     }
 
     func rawCall(_ method: String, _ parameters: [String: JSONValue] = [:]) async throws -> [String: JSONValue] {

@@ -11,7 +11,10 @@ import Varlink
 enum Output {
     static func describe(_ status: PlayerStatus) {
         var rows: [(String, String)] = [
-            ("State", status.state.rawValue + (status.state != .stopped && status.state != .paused && !status.isPlaying ? " (no audio flowing)" : "")),
+            (
+                "State",
+                status.state.rawValue + (status.state != .stopped && status.state != .paused && !status.isPlaying ? " (no audio flowing)" : "")
+            ),
             ("Soundscape", status.soundscape.rawValue),
             ("Volume", "\(status.volume.percent)%"),
             ("Route", status.route ?? (status.noSink ? "— (no sink to play to; waiting for one)" : "—")),
@@ -34,12 +37,13 @@ enum Output {
             if let said = signer.status { rows.append(("Signer says", said)) }
         }
         if let keepAwake = status.keepAwake {
-            let text: String = switch keepAwake.state {
-            case .idle: "on (nothing held: no session runs)"
-            case .taking: "on (asking logind)"
-            case .held: "on (holding a sleep:idle inhibitor)"
-            case .unavailable: "on, but no inhibitor: " + (keepAwake.detail ?? "unknown reason")
-            }
+            let text: String =
+                switch keepAwake.state {
+                case .idle: "on (nothing held: no session runs)"
+                case .taking: "on (asking logind)"
+                case .held: "on (holding a sleep:idle inhibitor)"
+                case .unavailable: "on, but no inhibitor: " + (keepAwake.detail ?? "unknown reason")
+                }
             rows.append(("Keep awake", text))
         }
         for (label, value) in rows {
@@ -51,7 +55,8 @@ enum Output {
         if status.isPlaying {
             print("Playing \(status.soundscape) at \(status.volume.percent)%" + (status.route.map { " on \($0)" } ?? ""))
         } else {
-            writeStderr("""
+            writeStderr(
+                """
                 soundscapectl: \(status.soundscape) will play as soon as audio output is available \
                 (state: \(status.state.rawValue)); see `soundscapectl events`.
 

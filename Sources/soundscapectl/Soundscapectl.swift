@@ -11,15 +11,19 @@ struct Soundscapectl: AsyncParsableCommand {
             2 the daemon is not reachable.
             """,
         version: SoundscapedVersion.string,
-        subcommands: [Play.self, Pause.self, Stop.self, VolumeCommand.self, Status.self, Reload.self, List.self, Events.self, Health.self, SetPreference.self, ShowPreferences.self])
+        subcommands: [
+            Play.self, Pause.self, Stop.self, VolumeCommand.self, Status.self, Reload.self, List.self, Events.self, Health.self, SetPreference.self,
+            ShowPreferences.self,
+        ])
 }
 
 /// Options every subcommand shares.
 struct ConnectionOptions: ParsableArguments {
-    @Option(help: ArgumentHelp(
-        "Control socket of the daemon.",
-        discussion: "Default: $SOUNDSCAPED_SOCKET, else $XDG_RUNTIME_DIR/soundscaped/control.sock.",
-        valueName: "path"))
+    @Option(
+        help: ArgumentHelp(
+            "Control socket of the daemon.",
+            discussion: "Default: $SOUNDSCAPED_SOCKET, else $XDG_RUNTIME_DIR/soundscaped/control.sock.",
+            valueName: "path"))
     var socket: String?
 }
 
@@ -28,8 +32,9 @@ struct Play: AsyncParsableCommand {
         abstract: "Start playing (or switch to) a soundscape; without NAME, the current one.")
 
     @OptionGroup var connection: ConnectionOptions
-    @Argument(help: "Soundscape id, as `soundscapectl list` shows.",
-              completion: .custom { words, _, _ in await Control.soundscapeIDs(completing: words) })
+    @Argument(
+        help: "Soundscape id, as `soundscapectl list` shows.",
+        completion: .custom { words, _, _ in await Control.soundscapeIDs(completing: words) })
     var name: String?
 
     func run() async throws {
@@ -48,8 +53,10 @@ struct Pause: AsyncParsableCommand {
     func run() async throws {
         try await Control.session(connection) { control in
             let status = try await control.pause()
-            print(status.state == .paused ? "Paused (\(status.soundscape) at \(status.volume.percent)%)"
-                                          : "Nothing to pause (\(status.state.rawValue))")
+            print(
+                status.state == .paused
+                    ? "Paused (\(status.soundscape) at \(status.volume.percent)%)"
+                    : "Nothing to pause (\(status.state.rawValue))")
         }
     }
 }
@@ -116,8 +123,10 @@ struct Status: AsyncParsableCommand {
             } else {
                 Output.describe(try await control.status())
                 let daemon = try await control.daemonVersion() ?? "?"
-                print("Version".padded(to: 12) + (daemon == SoundscapedVersion.string
-                    ? daemon : "soundscaped \(daemon), soundscapectl \(SoundscapedVersion.string)"))
+                print(
+                    "Version".padded(to: 12)
+                        + (daemon == SoundscapedVersion.string
+                            ? daemon : "soundscaped \(daemon), soundscapectl \(SoundscapedVersion.string)"))
             }
         }
     }
@@ -126,7 +135,9 @@ struct Status: AsyncParsableCommand {
 struct Reload: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Make the daemon read its config file again (as SIGHUP does).",
-        discussion: "Prints what changed and when each change takes effect. A file that does not parse is refused with its line named (exit status 1); the daemon keeps its settings.")
+        discussion:
+            "Prints what changed and when each change takes effect. A file that does not parse is refused with its line named (exit status 1); the daemon keeps its settings."
+    )
     @OptionGroup var connection: ConnectionOptions
 
     func run() async throws {
@@ -202,7 +213,9 @@ struct Health: AsyncParsableCommand {
 struct SetPreference: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "set",
-        abstract: "Set a preference: interruption-mode pause|duck|ignore, duck-level 0-100, auto-resume on|off, pinned-sink NAME|none, keep-awake on|off, notifications on|off, signer-down-sound cue|silence|keep.")
+        abstract:
+            "Set a preference: interruption-mode pause|duck|ignore, duck-level 0-100, auto-resume on|off, pinned-sink NAME|none, keep-awake on|off, notifications on|off, signer-down-sound cue|silence|keep."
+    )
     @OptionGroup var connection: ConnectionOptions
     @Argument(help: "interruption-mode, duck-level, auto-resume, pinned-sink, keep-awake, notifications or signer-down-sound.") var name: String
     @Argument(help: "The new value.") var value: String

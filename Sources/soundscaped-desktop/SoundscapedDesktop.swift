@@ -21,9 +21,12 @@ struct SoundscapedDesktop: ParsableCommand {
             """,
         version: SoundscapedVersion.string)
 
-    @Option(help: ArgumentHelp("The daemon's control socket.", discussion: """
-        Default: $SOUNDSCAPED_SOCKET, else $XDG_RUNTIME_DIR/soundscaped/control.sock.
-        """))
+    @Option(
+        help: ArgumentHelp(
+            "The daemon's control socket.",
+            discussion: """
+                Default: $SOUNDSCAPED_SOCKET, else $XDG_RUNTIME_DIR/soundscaped/control.sock.
+                """))
     var socket: String?
 
     @Option(help: "Seconds without sound, while it should play, before a notification.")

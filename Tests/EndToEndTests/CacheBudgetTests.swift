@@ -18,8 +18,9 @@ struct CacheBudgetTests {
     static func expectNoGap(_ clip: AudioClip, _ what: String) {
         let sound = clip.slice(from: clip.firstNonSilentTime() ?? 0)
         #expect(sound.duration > 1.5, "\(what): only \(sound.duration) s of sound")
-        #expect(sound.silentStretches(thresholdDB: -60, minMs: 20).isEmpty,
-                "\(what): gaps \(sound.silentStretches(thresholdDB: -60, minMs: 20))")
+        #expect(
+            sound.silentStretches(thresholdDB: -60, minMs: 20).isEmpty,
+            "\(what): gaps \(sound.silentStretches(thresholdDB: -60, minMs: 20))")
     }
 
     @Test("a loop larger than the cache budget is never written and plays by decoding")
@@ -36,8 +37,9 @@ struct CacheBudgetTests {
                 graph.logTail(lines: 200).contains("would not fit the cache budget")
             }
             Self.expectNoGap(try graph.record(sink: "speaker", seconds: 2.5), "decoding a loop over budget")
-            #expect(((try? Self.files(in: cache)) ?? []).filter { $0.hasSuffix(".f32") || $0.contains(".tmp-") }.isEmpty,
-                    "the cache holds files")
+            #expect(
+                ((try? Self.files(in: cache)) ?? []).filter { $0.hasSuffix(".f32") || $0.contains(".tmp-") }.isEmpty,
+                "the cache holds files")
         }
     }
 
@@ -57,8 +59,10 @@ struct CacheBudgetTests {
             ])
             try daemon.must("play", "long")
             // The build decodes at idle priority for a second or so; the disk fills under it.
-            _ = try ChildProcess.run(["nsenter", "-t", "\(child.pid)", "-m", "sh", "-c",
-                                      "dd if=/dev/zero of=\"$0\"/filler bs=1M 2>/dev/null; true", cache])
+            _ = try ChildProcess.run([
+                "nsenter", "-t", "\(child.pid)", "-m", "sh", "-c",
+                "dd if=/dev/zero of=\"$0\"/filler bs=1M 2>/dev/null; true", cache,
+            ])
             try waitUntil(timeout: .seconds(20), "the daemon to give up caching on a full disk") {
                 graph.logTail(lines: 200).contains("cannot cache the decoded loop")
             }

@@ -23,22 +23,38 @@ struct ControlSocketTests {
             let cases: [(call: String, error: String, parameter: String?)] = [
                 (#"{"method":"io.soundscaped.Player.Dance"}"#, "org.varlink.service.MethodNotFound", nil),
                 (#"{"method":"com.example.Nothing.Here"}"#, "org.varlink.service.InterfaceNotFound", nil),
-                (#"{"method":"io.soundscaped.Player.SetVolume","parameters":{"volume":101}}"#,
-                 "org.varlink.service.InvalidParameter", "volume"),
-                (#"{"method":"io.soundscaped.Player.SetVolume","parameters":{"volume":"loud"}}"#,
-                 "org.varlink.service.InvalidParameter", "volume"),
-                (#"{"method":"io.soundscaped.Player.SetVolume","parameters":{"volume":50.5}}"#,
-                 "org.varlink.service.InvalidParameter", "volume"),
-                (#"{"method":"io.soundscaped.Player.SetVolume","parameters":{}}"#,
-                 "org.varlink.service.InvalidParameter", "volume"),
-                (#"{"method":"io.soundscaped.Player.SetVolume","parameters":{"volume":40,"volum":4}}"#,
-                 "org.varlink.service.InvalidParameter", "volum"),
-                (#"{"method":"io.soundscaped.Player.Play","parameters":{"soundscape":7}}"#,
-                 "org.varlink.service.InvalidParameter", "soundscape"),
-                (#"{"method":"io.soundscaped.Player.Play","parameters":{"soundscape":"../../etc/passwd"}}"#,
-                 "io.soundscaped.Player.NoSuchSoundscape", nil),
-                (#"{"method":"io.soundscaped.Player.Play","parameters":{"soundscape":"thunder"}}"#,
-                 "io.soundscaped.Player.NoSuchSoundscape", nil),
+                (
+                    #"{"method":"io.soundscaped.Player.SetVolume","parameters":{"volume":101}}"#,
+                    "org.varlink.service.InvalidParameter", "volume"
+                ),
+                (
+                    #"{"method":"io.soundscaped.Player.SetVolume","parameters":{"volume":"loud"}}"#,
+                    "org.varlink.service.InvalidParameter", "volume"
+                ),
+                (
+                    #"{"method":"io.soundscaped.Player.SetVolume","parameters":{"volume":50.5}}"#,
+                    "org.varlink.service.InvalidParameter", "volume"
+                ),
+                (
+                    #"{"method":"io.soundscaped.Player.SetVolume","parameters":{}}"#,
+                    "org.varlink.service.InvalidParameter", "volume"
+                ),
+                (
+                    #"{"method":"io.soundscaped.Player.SetVolume","parameters":{"volume":40,"volum":4}}"#,
+                    "org.varlink.service.InvalidParameter", "volum"
+                ),
+                (
+                    #"{"method":"io.soundscaped.Player.Play","parameters":{"soundscape":7}}"#,
+                    "org.varlink.service.InvalidParameter", "soundscape"
+                ),
+                (
+                    #"{"method":"io.soundscaped.Player.Play","parameters":{"soundscape":"../../etc/passwd"}}"#,
+                    "io.soundscaped.Player.NoSuchSoundscape", nil
+                ),
+                (
+                    #"{"method":"io.soundscaped.Player.Play","parameters":{"soundscape":"thunder"}}"#,
+                    "io.soundscaped.Player.NoSuchSoundscape", nil
+                ),
                 (#"{"method":"io.soundscaped.Player.Subscribe"}"#, "org.varlink.service.ExpectedMore", nil),
                 (#"{"method":42}"#, "org.varlink.service.InvalidParameter", nil),
                 (#"[1,2,3]"#, "org.varlink.service.InvalidParameter", nil),
@@ -59,8 +75,9 @@ struct ControlSocketTests {
 
             // An oversized message closes only that connection.
             let hog = try FramedSocket(path: daemon.socket, timeout: .seconds(5))
-            try hog.send(Array(#"{"method":"io.soundscaped.Player.GetStatus","parameters":{"x":""#.utf8)
-                + [UInt8](repeating: 0x61, count: 200_000))
+            try hog.send(
+                Array(#"{"method":"io.soundscaped.Player.GetStatus","parameters":{"x":""#.utf8)
+                    + [UInt8](repeating: 0x61, count: 200_000))
             var closed = false
             while let reply = try? hog.receiveObject() {
                 #expect(reply.errorName != nil, "an oversized message got a non-error reply: \(reply)")
@@ -104,8 +121,10 @@ struct ControlSocketTests {
                 #expect(try daemon.must("volume", preset.key).stdout.contains("Volume \(preset.value)%"))
             }
 
-            let nowhere = try graph.run([try ProductLocator.soundscapectl().path, "status", "--socket",
-                                         graph.directory.appendingPathComponent("nothing.sock").path])
+            let nowhere = try graph.run([
+                try ProductLocator.soundscapectl().path, "status", "--socket",
+                graph.directory.appendingPathComponent("nothing.sock").path,
+            ])
             #expect(nowhere.status == 2)
             #expect(nowhere.stderr.contains("soundscaped is not running"), "\(nowhere.stderr)")
             #expect(nowhere.stderr.contains("Start it with"), "\(nowhere.stderr)")
@@ -140,8 +159,10 @@ struct ControlSocketTests {
             let help = try graph.run([python, "-m", "varlink.cli", "help", "\(address)/io.soundscaped.Player"])
                 .requireSuccess()
             #expect(help.stdout.contains("method Subscribe() -> (event: Event)"))
-            let call = try graph.run([python, "-m", "varlink.cli", "call",
-                                      "\(address)/io.soundscaped.Player.SetVolume", #"{"volume": 35}"#]).requireSuccess()
+            let call = try graph.run([
+                python, "-m", "varlink.cli", "call",
+                "\(address)/io.soundscaped.Player.SetVolume", #"{"volume": 35}"#,
+            ]).requireSuccess()
             #expect(call.stdout.contains("\"volume\": 35"))
         }
     }

@@ -21,8 +21,10 @@ struct DesktopTests {
 
         /// A daemon with a signer host named `signer` (a script, `body` its shell code)
         /// and two tone soundscapes, alpha (440 Hz) and beta (660 Hz).
-        init(graph: PipeWireGraph, signer: String = "igloo-signer", body: String = "exec sleep infinity",
-             arguments: [String] = [], environment: [String: String] = [:]) throws {
+        init(
+            graph: PipeWireGraph, signer: String = "igloo-signer", body: String = "exec sleep infinity",
+            arguments: [String] = [], environment: [String: String] = [:]
+        ) throws {
             self.graph = graph
             try graph.createNullSink(name: "speaker")
             try graph.waitForDefaultSink("speaker")
@@ -39,9 +41,10 @@ struct DesktopTests {
 
         @discardableResult
         func startCompanion() throws -> ChildProcess {
-            let companion = try graph.spawn(try ProductLocator.soundscapedDesktop().path,
-                                            ["--socket", daemon.socket, "--log-level", "debug"],
-                                            name: "soundscaped-desktop")
+            let companion = try graph.spawn(
+                try ProductLocator.soundscapedDesktop().path,
+                ["--socket", daemon.socket, "--log-level", "debug"],
+                name: "soundscaped-desktop")
             try waitUntil(timeout: .seconds(10), "playerctl to list soundscaped\n\(graph.logTail(lines: 20))") {
                 guard companion.isRunning else { throw HarnessError("the companion exited\n\(graph.logTail(lines: 20))") }
                 return try graph.run(["playerctl", "-l"]).stdout.split(separator: "\n").contains("soundscaped")
@@ -58,7 +61,8 @@ struct DesktopTests {
         func waitForPlayerctl(_ arguments: String..., toSay expected: String, timeout: Duration = .seconds(5)) throws {
             var last = ""
             try waitUntil(timeout: timeout, "playerctl \(arguments.joined(separator: " ")) to say '\(expected)' (last: '\(last)')") {
-                last = (try? graph.run(["playerctl", "-p", "soundscaped"] + arguments))?.stdout
+                last =
+                    (try? graph.run(["playerctl", "-p", "soundscaped"] + arguments))?.stdout
                     .trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
                 return last == expected
             }
@@ -123,12 +127,15 @@ struct DesktopTests {
             try setup.waitForPlayerctl("volume", toSay: "0.300000")
 
             // A call: playerctl --follow sees Paused, then Playing when it ends.
-            let follow = try graph.spawn("playerctl", ["-p", "soundscaped", "--follow", "status"], name: "playerctl-follow",
-                                         stdout: .capture)
+            let follow = try graph.spawn(
+                "playerctl", ["-p", "soundscaped", "--follow", "status"], name: "playerctl-follow",
+                stdout: .capture)
             #expect(follow.nextLine(timeout: .seconds(5)) == "Playing")
             let callFile = graph.directory.appendingPathComponent("call.wav")
-            try ChildProcess.run(["sox", "-n", "-b", "16", "-r", "48000", "-c", "1", callFile.path,
-                                  "synth", "30", "sine", "300", "vol", "0.3"]).requireSuccess()
+            try ChildProcess.run([
+                "sox", "-n", "-b", "16", "-r", "48000", "-c", "1", callFile.path,
+                "synth", "30", "sine", "300", "vol", "0.3",
+            ]).requireSuccess()
             let call = try graph.play(callFile, mediaRole: "Communication", target: "phone")
             #expect(follow.nextLine(timeout: .seconds(10)) { $0 == "Paused" } == "Paused", "a call did not show as Paused")
             #expect(try setup.daemon.status()["state"] as? String == "interrupted")
@@ -142,13 +149,15 @@ struct DesktopTests {
     func notifiesWhenTheSignerFails() throws {
         try PipeWireGraph.withGraph { graph in
             let log = graph.directory.appendingPathComponent("notifications.log")
-            _ = try graph.spawn(Self.systemPython, ["-m", "dbusmock", "--session", "-t", "notification_daemon", "-l", log.path],
-                                name: "notification-mock")
+            _ = try graph.spawn(
+                Self.systemPython, ["-m", "dbusmock", "--session", "-t", "notification_daemon", "-l", log.path],
+                name: "notification-mock")
             try waitUntil(timeout: .seconds(10), "the mock notification server on the session bus") {
                 try graph.run(["busctl", "--user", "status", "org.freedesktop.Notifications"]).succeeded
             }
-            let setup = try Setup(graph: graph, signer: "crashing-signer", body: "echo 'no relay' >&2; exit 3",
-                                  arguments: ["--signer-restart-delay", "0.1", "--signer-crash-limit", "3"])
+            let setup = try Setup(
+                graph: graph, signer: "crashing-signer", body: "echo 'no relay' >&2; exit 3",
+                arguments: ["--signer-restart-delay", "0.1", "--signer-crash-limit", "3"])
             try setup.startCompanion()
             func notifications() -> [String] {
                 ((try? String(contentsOf: log, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
@@ -186,17 +195,21 @@ struct DesktopTests {
         try PipeWireGraph.withGraph { graph in
             // A private system bus with python-dbusmock's logind on it.
             let systemBus = "unix:path=" + graph.directory.appendingPathComponent("system_bus").path
-            _ = try graph.spawn("dbus-daemon", ["--session", "--address=\(systemBus)", "--nofork", "--nopidfile"],
-                                name: "system-dbus")
+            _ = try graph.spawn(
+                "dbus-daemon", ["--session", "--address=\(systemBus)", "--nofork", "--nopidfile"],
+                name: "system-dbus")
             let system = ["DBUS_SYSTEM_BUS_ADDRESS": systemBus]
-            let logind = try graph.spawn(Self.systemPython, ["-m", "dbusmock", "--system", "-t", "logind"],
-                                         name: "logind-mock", extraEnvironment: system)
+            let logind = try graph.spawn(
+                Self.systemPython, ["-m", "dbusmock", "--system", "-t", "logind"],
+                name: "logind-mock", extraEnvironment: system)
             func busctl(_ arguments: String...) throws -> ProcessResult {
                 try ChildProcess.run(["busctl", "--system"] + arguments, environment: graph.environment(adding: system))
             }
             func inhibitors() throws -> String {
-                try busctl("call", "org.freedesktop.login1", "/org/freedesktop/login1", "org.freedesktop.login1.Manager",
-                           "ListInhibitors").requireSuccess().stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+                try busctl(
+                    "call", "org.freedesktop.login1", "/org/freedesktop/login1", "org.freedesktop.login1.Manager",
+                    "ListInhibitors"
+                ).requireSuccess().stdout.trimmingCharacters(in: .whitespacesAndNewlines)
             }
             try waitUntil(timeout: .seconds(10), "the mock logind on the private system bus") {
                 (try? busctl("status", "org.freedesktop.login1"))?.succeeded == true

@@ -15,8 +15,12 @@ struct HarnessIsolationTests {
     /// A device as a monitor makes one, held for as long as the returned process runs:
     /// the ALSA enumerator, which needs no sound card to exist.
     static func holdDevice(in graph: PipeWireGraph) throws -> ChildProcess {
-        let holder = try graph.spawn("pw-cli", ["-m", "create-device", "spa-device-factory",
-                                                "{ factory.name=api.alsa.enum.udev }"], name: "device-holder")
+        let holder = try graph.spawn(
+            "pw-cli",
+            [
+                "-m", "create-device", "spa-device-factory",
+                "{ factory.name=api.alsa.enum.udev }",
+            ], name: "device-holder")
         try waitUntil(timeout: .seconds(5), "the hand-made device to appear") { !(try graph.snapshot().devices.isEmpty) }
         return holder
     }
@@ -25,12 +29,15 @@ struct HarnessIsolationTests {
     func configured() throws {
         try PipeWireGraph.withGraph { graph in
             let config = graph.directory.appendingPathComponent("config/wireplumber")
-            for file in ["main.lua.d/60-soundscape-no-hardware.lua", "bluetooth.lua.d/60-soundscape-no-hardware.lua",
-                         "wireplumber.conf.d/99-soundscape-no-hardware.conf"] {
+            for file in [
+                "main.lua.d/60-soundscape-no-hardware.lua", "bluetooth.lua.d/60-soundscape-no-hardware.lua",
+                "wireplumber.conf.d/99-soundscape-no-hardware.conf",
+            ] {
                 #expect(FileManager.default.fileExists(atPath: config.appendingPathComponent(file).path), "\(file)")
             }
-            let fragment = try String(contentsOf: config.appendingPathComponent("wireplumber.conf.d/99-soundscape-no-hardware.conf"),
-                                      encoding: .utf8)
+            let fragment = try String(
+                contentsOf: config.appendingPathComponent("wireplumber.conf.d/99-soundscape-no-hardware.conf"),
+                encoding: .utf8)
             for feature in ["hardware.audio", "hardware.bluetooth", "hardware.video-capture"] {
                 #expect(fragment.contains("\(feature) = disabled"), "\(feature)")
             }
@@ -44,8 +51,9 @@ struct HarnessIsolationTests {
         try PipeWireGraph.withGraph { graph in
             let holder = try Self.holdDevice(in: graph)
             let error = #expect(throws: HarnessError.self) { try graph.requireNoDevices() }
-            #expect(String(describing: error).contains("alsa-udev") || String(describing: error).contains("api.alsa.enum.udev"),
-                    "\(String(describing: error))")
+            #expect(
+                String(describing: error).contains("alsa-udev") || String(describing: error).contains("api.alsa.enum.udev"),
+                "\(String(describing: error))")
             holder.signal(SIGTERM)
             try waitUntil(timeout: .seconds(5), "the device to go") { try graph.snapshot().devices.isEmpty }
             try graph.requireNoDevices()

@@ -77,8 +77,9 @@ struct HarnessSmokeTests {
             try graph.createNullSink(name: "speaker")
             try graph.waitForDefaultSink("speaker")
             try graph.createNullSink(name: "headset")
-            #expect(try graph.nodes().filter { $0.mediaClass == "Audio/Sink" }.compactMap(\.name).sorted()
-                == ["headset", "speaker"])
+            #expect(
+                try graph.nodes().filter { $0.mediaClass == "Audio/Sink" }.compactMap(\.name).sorted()
+                    == ["headset", "speaker"])
 
             try graph.setDefaultSink(name: "headset")
             #expect(try graph.defaultSink() == "headset")

@@ -21,8 +21,10 @@ struct HostileClientTests {
             try daemon.must("play")
             let pid = process.pid
             // Warm up what a first round would allocate once for good (the volume path, the event encoder).
-            try HostileRound(socket: daemon.socket, idle: 10, halfSent: 10, stuckSubscribers: 10, volumeChanges: 10,
-                             garbageFrames: 10, hugeFrameBytes: 1 << 20).run()
+            try HostileRound(
+                socket: daemon.socket, idle: 10, halfSent: 10, stuckSubscribers: 10, volumeChanges: 10,
+                garbageFrames: 10, hugeFrameBytes: 1 << 20
+            ).run()
             let descriptors = try Self.settle(pid, "the warm-up's connections to close") { _ in true }
             let start = HostileRound.residentKilobytes(pid)
 

@@ -38,16 +38,22 @@ struct InstanceLockTests {
 
             // Another socket, the same state directory.
             let otherSocket = graph.directory.appendingPathComponent("other/control.sock").path
-            let sameState = try graph.run([try ProductLocator.soundscaped().path, "--socket", otherSocket,
-                                           "--state-dir", first.stateDirectory.path], timeout: .seconds(10))
+            let sameState = try graph.run(
+                [
+                    try ProductLocator.soundscaped().path, "--socket", otherSocket,
+                    "--state-dir", first.stateDirectory.path,
+                ], timeout: .seconds(10))
             #expect(sameState.status == 1, "\(sameState)")
             #expect(sameState.stderr.contains("already running (pid \(process.pid)"), "\(sameState.stderr)")
             #expect(!FileManager.default.fileExists(atPath: otherSocket), "the refused daemon bound its socket")
 
             // The same socket, another state directory.
             let otherState = graph.directory.appendingPathComponent("other-state").path
-            let sameSocket = try graph.run([try ProductLocator.soundscaped().path, "--socket", first.socket,
-                                            "--state-dir", otherState], timeout: .seconds(10))
+            let sameSocket = try graph.run(
+                [
+                    try ProductLocator.soundscaped().path, "--socket", first.socket,
+                    "--state-dir", otherState,
+                ], timeout: .seconds(10))
             #expect(sameSocket.status == 1, "\(sameSocket)")
             #expect(sameSocket.stderr.contains("already running (pid \(process.pid)"), "\(sameSocket.stderr)")
             #expect(!FileManager.default.fileExists(atPath: otherState + "/state.sqlite"), "the refused daemon made a database")

@@ -27,8 +27,10 @@ struct InterruptionTests {
             daemon = try Soundscaped(graph: graph)
             _ = try ToneLoops.make(id: "tone", frequency: 440, in: daemon.userSoundscapes)
             call = graph.directory.appendingPathComponent("call.wav")
-            try ChildProcess.run(["sox", "-n", "-b", "16", "-r", "48000", "-c", "1", call.path,
-                                  "synth", "60", "sine", "300", "vol", "0.3"]).requireSuccess()
+            try ChildProcess.run([
+                "sox", "-n", "-b", "16", "-r", "48000", "-c", "1", call.path,
+                "synth", "60", "sine", "300", "vol", "0.3",
+            ]).requireSuccess()
             try daemon.start()
             try daemon.must("volume", "100")
             try daemon.must("play", "tone")
@@ -105,8 +107,9 @@ struct InterruptionTests {
             #expect(changed["cause"] as? String == "newDefault")
             #expect(changed["message"] as? String == "speaker → headset")
             #expect(try setup.level(on: "headset") > -15, "no audio on the new default")
-            #expect(try graph.record(sink: "speaker", seconds: 0.6).slice(from: 0.3).peak < 0.001,
-                    "the old sink still gets audio")
+            #expect(
+                try graph.record(sink: "speaker", seconds: 0.6).slice(from: 0.3).peak < 0.001,
+                "the old sink still gets audio")
             events.stop()
         }
     }
@@ -139,16 +142,19 @@ struct InterruptionTests {
     func callRouteSinkPauses() throws {
         try PipeWireGraph.withGraph { graph in
             let setup = try Setup(graph: graph, extraSinks: [])
-            try graph.createNullSink(name: "bluez_output.headset-hfp", properties: [
-                "api.bluez5.profile": "headset-head-unit", "device.intended-roles": "Communication",
-            ])
+            try graph.createNullSink(
+                name: "bluez_output.headset-hfp",
+                properties: [
+                    "api.bluez5.profile": "headset-head-unit", "device.intended-roles": "Communication",
+                ])
             let events = try setup.daemon.followEvents()
             try graph.setDefaultSink(name: "bluez_output.headset-hfp")
             let interrupted = try events.next(reason: "interrupted")
             #expect(interrupted["cause"] as? String == "callRoute")
             Thread.sleep(forTimeInterval: 0.4)  // the fade-out
-            #expect(try graph.record(sink: "bluez_output.headset-hfp", seconds: 0.6).peak < 0.001,
-                    "the soundscape plays into a call route")
+            #expect(
+                try graph.record(sink: "bluez_output.headset-hfp", seconds: 0.6).peak < 0.001,
+                "the soundscape plays into a call route")
 
             try graph.setDefaultSink(name: "speaker")
             _ = try events.next(reason: "resumed")

@@ -28,10 +28,12 @@ struct LoopQualityTests {
             let loopFrames = 110_437
             let opus = try NoiseLoops.make(id: "seam", frames: loopFrames, in: daemon.userSoundscapes)
             let reference = try ReferenceDecoder.decode(opus, into: graph.directory)
-            try #require(reference.sampleRate == 48000 && reference.channels == 2,
-                         "opusdec gave \(reference.sampleRate) Hz, \(reference.channels) channels")
-            try #require(reference.frameCount == loopFrames,
-                         "opusdec decoded \(reference.frameCount) frames, the encoded loop has \(loopFrames)")
+            try #require(
+                reference.sampleRate == 48000 && reference.channels == 2,
+                "opusdec gave \(reference.sampleRate) Hz, \(reference.channels) channels")
+            try #require(
+                reference.frameCount == loopFrames,
+                "opusdec decoded \(reference.frameCount) frames, the encoded loop has \(loopFrames)")
 
             try daemon.start()
             try daemon.must("volume", "100")
@@ -43,12 +45,14 @@ struct LoopQualityTests {
             let clip = try graph.record(sink: "speaker", seconds: 6.2)
             let firstSound = (clip.samples.firstIndex { $0 != 0 } ?? 0) / clip.channels
             let start = firstSound + clip.frameIndex(at: 0.5)
-            try #require(clip.channels == 2 && clip.frameCount - start > 2 * loopFrames + LoopMatch.windowFrames,
-                         "recorded only \(clip.duration) s, first sound at frame \(firstSound)")
+            try #require(
+                clip.channels == 2 && clip.frameCount - start > 2 * loopFrames + LoopMatch.windowFrames,
+                "recorded only \(clip.duration) s, first sound at frame \(firstSound)")
 
             let offset = try #require(
                 LoopMatch.align(clip, startingAt: start, with: reference),
-                "no offset of the reference loop matches the recording within \(LoopMatch.gate) on a \(LoopMatch.windowFrames)-frame window at frame \(start): the recording is not the loop played at unity gain (recording \(clip.slice(from: Double(start) / 48000).rmsDB()) dBFS RMS, reference \(reference.rmsDB()) dBFS RMS)")
+                "no offset of the reference loop matches the recording within \(LoopMatch.gate) on a \(LoopMatch.windowFrames)-frame window at frame \(start): the recording is not the loop played at unity gain (recording \(clip.slice(from: Double(start) / 48000).rmsDB()) dBFS RMS, reference \(reference.rmsDB()) dBFS RMS)"
+            )
 
             let seams = LoopMatch.seams(in: clip, from: start, offset: offset, loopFrames: loopFrames)
             #expect(seams.count >= 2, "only \(seams.count) seam(s) inside the compared span")
@@ -59,7 +63,9 @@ struct LoopQualityTests {
             // noise by about 0.2 on average (checked on this very recording below).
             let tolerance: Float = 1e-6
             let result = LoopMatch.compare(clip, from: start, with: reference, offset: offset, tolerance: tolerance)
-            #expect(result.maxDifference <= tolerance, """
+            #expect(
+                result.maxDifference <= tolerance,
+                """
                 recording ≠ reference: max |difference| \(result.maxDifference) (tolerance \(tolerance)) \
                 \(result.describe(in: clip, loopFrames: loopFrames, offset: offset, start: start)); \
                 seams at \(seams.map { String(format: "%.4f s", Double($0) / 48000) })
@@ -69,10 +75,12 @@ struct LoopQualityTests {
             // one sample at the first seam, and the same comparison must fail it by far.
             let seam = try #require(seams.first)
             for slip in [1, -1] {
-                let slipped = LoopMatch.compare(clip, from: start, with: reference, offset: offset,
-                                                slip: (seam, slip), tolerance: tolerance)
-                #expect(slipped.maxDifference > 1000 * tolerance,
-                        "a \(slip > 0 ? "dropped" : "repeated") sample at the seam would only differ by \(slipped.maxDifference)")
+                let slipped = LoopMatch.compare(
+                    clip, from: start, with: reference, offset: offset,
+                    slip: (seam, slip), tolerance: tolerance)
+                #expect(
+                    slipped.maxDifference > 1000 * tolerance,
+                    "a \(slip > 0 ? "dropped" : "repeated") sample at the seam would only differ by \(slipped.maxDifference)")
             }
         }
     }
@@ -126,7 +134,9 @@ struct LoopQualityTests {
             // 3/1920 = 1/640). A hard change 100 → 20 % moves a 0.5 sine by up to 0.5 in one sample.
             let bound = sourceStep + source.peak / 480
             let worst = try #require(clip.maxStepLocation)
-            #expect(worst.value <= bound, """
+            #expect(
+                worst.value <= bound,
+                """
                 a volume change clicked: step \(worst.value) at \(worst.time) s (channel \(worst.channel)) \
                 > bound \(bound) (the tone's own largest step \(sourceStep))
                 """)
@@ -151,16 +161,19 @@ struct LoopQualityTests {
         try whilePlayingTwoTones(requests: ["high", "low", "high"], recordFor: 1.8) { daemon, clip, events in
             let before = try #require(clip.estimatedFrequency(from: 0.02, to: 0.2))
             let after = try #require(clip.estimatedFrequency(from: clip.duration - 0.3, to: clip.duration - 0.02))
-            #expect(abs(before - 440) < 5 && abs(after - 660) < 5,
-                    "pitch \(before) Hz → \(after) Hz, expected 440 Hz before and 660 Hz after (the last request)")
+            #expect(
+                abs(before - 440) < 5 && abs(after - 660) < 5,
+                "pitch \(before) Hz → \(after) Hz, expected 440 Hz before and 660 Hz after (the last request)")
             #expect(try daemon.status()["soundscape"] as? String == "high")
         }
     }
 
     /// Plays a 440 Hz tone ("low") at 100 %, records while `requests` are sent one after
     /// another, then checks the recording for clicks and gaps and hands it to `check`.
-    private func whilePlayingTwoTones(requests: [String], recordFor seconds: Double,
-                                      check: (Soundscaped, AudioClip, EventFollower) throws -> Void) throws {
+    private func whilePlayingTwoTones(
+        requests: [String], recordFor seconds: Double,
+        check: (Soundscaped, AudioClip, EventFollower) throws -> Void
+    ) throws {
         try ExternalTools.require(["sox", "opusenc", "opusdec"])
         try PipeWireGraph.withGraph { graph in
             try graph.createNullSink(name: "speaker")
@@ -204,7 +217,9 @@ struct LoopQualityTests {
         let margin = Float.pi / 2 / 480 * (first.peak * first.peak + second.peak * second.peak).squareRoot()
         let bound = (d1 * d1 + d2 * d2).squareRoot() + margin
         let worst = try #require(clip.maxStepLocation)
-        #expect(worst.value <= bound, """
+        #expect(
+            worst.value <= bound,
+            """
             the switch clicked: step \(worst.value) at \(worst.time) s (channel \(worst.channel)) > bound \(bound) \
             (sources' own largest steps \(d1), \(d2))
             """)
@@ -215,8 +230,9 @@ struct LoopQualityTests {
         // Judged from the moment the first tone is at full level: the fade-in's start is rightly quiet.
         let full = first.rmsDB()
         let windows = clip.windowedRMS(windowMs: 5)
-        let steady = try #require(windows.firstIndex { AudioLevel.dBFS($0) > full - 1 },
-                                  "the first tone never reached full level \(full) dBFS")
+        let steady = try #require(
+            windows.firstIndex { AudioLevel.dBFS($0) > full - 1 },
+            "the first tone never reached full level \(full) dBFS")
         let from = Double(steady * clip.windowFrames(ms: 5)) / Double(clip.sampleRate)
         var quiet = clip.slice(from: from).longestQuietRun(below: AudioLevel.linear(dBFS: -60))
         quiet.time += from
@@ -318,8 +334,10 @@ private enum LoopMatch {
     /// Compares every recorded frame from `start` on with the reference loop played endlessly
     /// from `offset`. `slip` models a faulty player: from recording frame `at` on, the loop
     /// position is off by `by` frames (+1: a sample dropped there, -1: one repeated).
-    static func compare(_ clip: AudioClip, from start: Int, with reference: AudioClip, offset: Int,
-                        slip: (at: Int, by: Int)? = nil, tolerance: Float) -> Result {
+    static func compare(
+        _ clip: AudioClip, from start: Int, with reference: AudioClip, offset: Int,
+        slip: (at: Int, by: Int)? = nil, tolerance: Float
+    ) -> Result {
         let loop = reference.frameCount
         var result = Result(tolerance: tolerance)
         clip.samples.withUnsafeBufferPointer { recorded in

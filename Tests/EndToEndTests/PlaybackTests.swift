@@ -47,9 +47,10 @@ struct PlaybackTests {
             // Whether realtime is granted at all (RTKit, RLIMIT_RTPRIO, root) is the
             // machine's business; pw-play, on the same graph, says what it grants.
             let peer = try graph.spawn("pw-play", [ProductLocator.soundscapesDirectory.appendingPathComponent("rain.opus").path])
-            let peerIsRealtime = (try? waitUntil(timeout: .seconds(3), "pw-play's data thread to be realtime") {
-                Self.threads(of: peer.pid).contains { $0.policy == SCHED_FIFO || $0.policy == SCHED_RR }
-            }) != nil
+            let peerIsRealtime =
+                (try? waitUntil(timeout: .seconds(3), "pw-play's data thread to be realtime") {
+                    Self.threads(of: peer.pid).contains { $0.policy == SCHED_FIFO || $0.policy == SCHED_RR }
+                }) != nil
             if peerIsRealtime {
                 #expect(ours.policy == SCHED_FIFO || ours.policy == SCHED_RR, "policy \(ours.policy), pw-play's is realtime")
             } else {
@@ -66,12 +67,16 @@ struct PlaybackTests {
             let process = try daemon.start()
             try daemon.must("play")
             let maps = try #require(ProcFS.read("/proc/\(process.pid)/maps"))
-            let modules = Set(maps.split(separator: "\n").compactMap { line -> String? in
-                guard let name = line.split(separator: "/").last, name.hasPrefix("libpipewire-module-") else { return nil }
-                return String(name.dropLast(3)) // ".so"
-            })
-            #expect(modules == ["libpipewire-module-rt", "libpipewire-module-protocol-native", "libpipewire-module-client-node",
-                                "libpipewire-module-adapter", "libpipewire-module-metadata"], "\(modules.sorted())")
+            let modules = Set(
+                maps.split(separator: "\n").compactMap { line -> String? in
+                    guard let name = line.split(separator: "/").last, name.hasPrefix("libpipewire-module-") else { return nil }
+                    return String(name.dropLast(3))  // ".so"
+                })
+            #expect(
+                modules == [
+                    "libpipewire-module-rt", "libpipewire-module-protocol-native", "libpipewire-module-client-node",
+                    "libpipewire-module-adapter", "libpipewire-module-metadata",
+                ], "\(modules.sorted())")
             let clip = try graph.record(sink: "speaker", seconds: 1)
             #expect(clip.rmsDB(from: 0.3, to: 1) > -60, "the stream plays through the trimmed context")
         }
@@ -81,7 +86,8 @@ struct PlaybackTests {
     private static func threads(of pid: Int32) -> [(name: String, policy: Int32)] {
         ProcFS.taskIDs(pid).compactMap { tid in
             guard let stat = ProcStat(path: "/proc/\(pid)/task/\(tid)/stat"),
-                  let policy = stat.field(41).flatMap({ Int32($0) }) else { return nil }
+                let policy = stat.field(41).flatMap({ Int32($0) })
+            else { return nil }
             return (stat.name, policy)
         }
     }
@@ -106,8 +112,9 @@ struct PlaybackTests {
                         && (try? FileManager.default.attributesOfItem(atPath: cache.appendingPathComponent($0).path)[.size] as? Int) == expectedSize
                 }
             }
-            #expect(!(try FileManager.default.contentsOfDirectory(atPath: cache.path).contains { $0.contains(".tmp-") }),
-                    "no half-written file is left beside \(file)")
+            #expect(
+                !(try FileManager.default.contentsOfDirectory(atPath: cache.path).contains { $0.contains(".tmp-") }),
+                "no half-written file is left beside \(file)")
 
             // Long enough that every sample comes from the cache and the seam is crossed.
             let clip = try graph.record(sink: "speaker", seconds: 3)
@@ -145,14 +152,17 @@ struct PlaybackTests {
             Thread.sleep(forTimeInterval: 4)
             let after = ProcFS.voluntarySwitches(of: process.pid)
             let clip = try graph.record(sink: "speaker", seconds: 1)
-            #expect(clip.silentStretches(thresholdDB: -70, minMs: 5).filter { $0.lowerBound > 0.2 }.isEmpty,
-                    "no underrun while the data thread refills")
+            #expect(
+                clip.silentStretches(thresholdDB: -70, minMs: 5).filter { $0.lowerBound > 0.2 }.isEmpty,
+                "no underrun while the data thread refills")
             let woken = after.compactMap { tid, entry -> (String, UInt64)? in
                 let delta = entry.switches - (before[tid]?.switches ?? 0)
                 return entry.name == "soundscaped-rt" || delta == 0 ? nil : (entry.name, delta)
             }
             // Before, the loop thread woke for every refill (about six in 4 s), libdispatch's monitor every second.
-            #expect(woken.reduce(0) { $0 + $1.1 } <= 1, "threads other than the data thread woke: \(woken)\n\((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
+            #expect(
+                woken.reduce(0) { $0 + $1.1 } <= 1,
+                "threads other than the data thread woke: \(woken)\n\((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
             let dataThread = after.values.first { $0.name == "soundscaped-rt" }
             #expect(dataThread != nil, "threads: \(after.values.map(\.name))")
         }
@@ -226,8 +236,9 @@ struct PlaybackTests {
             // The last sample that is not exactly zero: from there on, digital silence.
             let lastSound = Double(try #require(clip.samples.lastIndex { $0 != 0 }) / clip.channels + 1) / Double(clip.sampleRate)
             #expect(lastSound - fadeStart < 0.35, "sound for \(lastSound - fadeStart)s after the fade began (fade is 250 ms)")
-            #expect(clip.duration - lastSound > 0.4,
-                    "digital silence for only \(clip.duration - lastSound)s at the end: the stream did not stay silent")
+            #expect(
+                clip.duration - lastSound > 0.4,
+                "digital silence for only \(clip.duration - lastSound)s at the end: the stream did not stay silent")
             // From the first sound: the recording's first cycle can be silent (startRecording).
             #expect(clip.fromFirstSound().maxStep < 0.04, "the fade-out clicked: step \(clip.fromFirstSound().maxStep)")
 

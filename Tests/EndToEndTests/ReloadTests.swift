@@ -130,9 +130,10 @@ struct ReloadTests {
             try graph.createNullSink(name: "speaker")
             let notify = try DatagramListener(path: graph.directory.appendingPathComponent("notify.sock").path)
             let socket = graph.directory.appendingPathComponent("ctl.sock").path
-            _ = try graph.spawn(try ProductLocator.soundscaped().path,
-                                ["--socket", socket, "--state-dir", graph.directory.appendingPathComponent("state").path],
-                                name: "soundscaped", extraEnvironment: ["NOTIFY_SOCKET": notify.path])
+            _ = try graph.spawn(
+                try ProductLocator.soundscaped().path,
+                ["--socket", socket, "--state-dir", graph.directory.appendingPathComponent("state").path],
+                name: "soundscaped", extraEnvironment: ["NOTIFY_SOCKET": notify.path])
             _ = try #require(notify.next(timeout: .seconds(10)) { $0.contains("READY=1") }, "no READY")
             let reload = try graph.run([try ProductLocator.soundscapectl().path, "reload", "--socket", socket])
             #expect(reload.succeeded, "\(reload)")

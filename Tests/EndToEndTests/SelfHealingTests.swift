@@ -127,8 +127,9 @@ struct SelfHealingTests {
                 try graph.record(sink: "speaker", seconds: 0.4).rmsDB(from: 0.15, to: 0.4) > -30
             }
             let log = graph.logTail(lines: 400)
-            #expect(!log.contains("recreating the stream") && !log.contains("reactivating the stream"),
-                    "the stream was replaced for a frozen server")
+            #expect(
+                !log.contains("recreating the stream") && !log.contains("reactivating the stream"),
+                "the stream was replaced for a frozen server")
             events.stop()
         }
     }
@@ -188,4 +189,3 @@ struct SelfHealingTests {
         }
     }
 }
-

@@ -21,9 +21,10 @@ struct SignerProtocolTests {
     static func environment(of pid: Int, in setup: Setup) throws -> [String: String] {
         try waitUntil(timeout: .seconds(5), "fixture \(pid) to write its environment") { setup.file("\(pid).env") != nil }
         let text = try #require(setup.file("\(pid).env"))
-        return Dictionary(text.split(separator: "\n").compactMap { line in
-            line.firstIndex(of: "=").map { (String(line[..<$0]), String(line[line.index(after: $0)...])) }
-        }, uniquingKeysWith: { $1 })
+        return Dictionary(
+            text.split(separator: "\n").compactMap { line in
+                line.firstIndex(of: "=").map { (String(line[..<$0]), String(line[line.index(after: $0)...])) }
+            }, uniquingKeysWith: { $1 })
     }
 
     /// Sends `text` to a datagram socket from this process (another process group than the signer's).
@@ -31,20 +32,25 @@ struct SignerProtocolTests {
         try UnixSocket.send(Array(text.utf8), to: UnixSocketAddress(path: path))
     }
 
-    @Test("sd_notify (python3-sdnotify): starting until READY=1, STATUS= in status, strangers dropped, systemd-notify works, missing WATCHDOG=1 is a hang")
+    @Test(
+        "sd_notify (python3-sdnotify): starting until READY=1, STATUS= in status, strangers dropped, systemd-notify works, missing WATCHDOG=1 is a hang"
+    )
     func sdNotify() throws {
         try PipeWireGraph.withGraph { graph in
             var stale = ""
             let setup = try Setup(
                 graph: graph, signerArguments: ["--watchdog"],
-                daemonArguments: ["--signer-type", "notify", "--signer-liveness-timeout", "1", "--signer-start-grace", "30",
-                                  "--signer-restart-delay", "0.2", "--signer-stop-timeout", "1"],
+                daemonArguments: [
+                    "--signer-type", "notify", "--signer-liveness-timeout", "1", "--signer-start-grace", "30",
+                    "--signer-restart-delay", "0.2", "--signer-stop-timeout", "1",
+                ],
                 stdin: "null",
                 prepare: { daemon in
                     // What a daemon killed with SIGKILL would have left beside its socket.
                     stale = daemon.socket + ".signer-7.notify"
-                    try FileManager.default.createDirectory(atPath: FileSystemPath.parent(of: daemon.socket),
-                                                            withIntermediateDirectories: true)
+                    try FileManager.default.createDirectory(
+                        atPath: FileSystemPath.parent(of: daemon.socket),
+                        withIntermediateDirectories: true)
                     try Data().write(to: URL(fileURLWithPath: stale))
                 })
             #expect(!FileManager.default.fileExists(atPath: stale), "a stale notify socket is removed at start")
@@ -76,8 +82,11 @@ struct SignerProtocolTests {
             try setup.command("notify STATUS=2/3 relays")
             let own = try events.next(reason: "signerStatus")
             #expect(own["message"] as? String == "2/3 relays")
-            #expect(!events.seen.contains { ($0["message"] as? String)?.contains("stranger") == true
-                || $0["reason"] as? String == "signerStopping" })
+            #expect(
+                !events.seen.contains {
+                    ($0["message"] as? String)?.contains("stranger") == true
+                        || $0["reason"] as? String == "signerStopping"
+                })
             let log = try String(contentsOf: graph.logDirectory.appendingPathComponent("soundscaped.log"), encoding: .utf8)
             #expect(log.contains("outside the signer's process group, was dropped"))
 
@@ -141,7 +150,9 @@ struct SignerProtocolTests {
             let announced = events.seen.filter { $0["reason"] as? String == "signerStatus" }.count
             let seconds = took / .seconds(1)
             #expect(Double(announced) <= seconds + 2, "\(announced) signerStatus events in \(took)")
-            #expect(!events.seen.contains { ($0["message"] as? String)?.contains("xxxx") == true || ($0["message"] as? String)?.contains("yyyy") == true })
+            #expect(
+                !events.seen.contains { ($0["message"] as? String)?.contains("xxxx") == true || ($0["message"] as? String)?.contains("yyyy") == true }
+            )
 
             let descriptorsAfter = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(daemon)/fd").count
             #expect(descriptorsAfter <= descriptorsBefore + 2, "descriptors: \(descriptorsBefore) before, \(descriptorsAfter) after")
@@ -201,37 +212,50 @@ struct SignerProtocolTests {
             let refused = try events.next(timeout: .seconds(10), "a start refused") {
                 ($0["message"] as? String)?.hasPrefix("could not start") == true
             }
-            #expect(refused["message"] as? String
+            #expect(
+                refused["message"] as? String
                     == "could not start: signer-stdin file:\(passphrase.path): its group or others have access (mode 0640); chmod 600 it")
             events.stop()
 
             // And at startup, on the command line and in the file.
-            let flag = try graph.run([try ProductLocator.soundscaped().path, "--socket", graph.directory.appendingPathComponent("b.sock").path,
-                                      "--signer-command", "true", "--signer-stdin", "file:\(passphrase.path)"])
+            let flag = try graph.run([
+                try ProductLocator.soundscaped().path, "--socket", graph.directory.appendingPathComponent("b.sock").path,
+                "--signer-command", "true", "--signer-stdin", "file:\(passphrase.path)",
+            ])
             #expect(flag.status == 1)
-            #expect(flag.stderr.contains("--signer-stdin file:\(passphrase.path): its group or others have access (mode 0640); chmod 600 it"),
-                    "\(flag.stderr)")
+            #expect(
+                flag.stderr.contains("--signer-stdin file:\(passphrase.path): its group or others have access (mode 0640); chmod 600 it"),
+                "\(flag.stderr)")
             let config = graph.directory.appendingPathComponent("stdin.conf")
             try "signer-command = true\n\nsigner-stdin = file:\(passphrase.path)\n".write(to: config, atomically: true, encoding: .utf8)
-            let file = try graph.run([try ProductLocator.soundscaped().path, "--socket", graph.directory.appendingPathComponent("c.sock").path,
-                                      "--config", config.path])
+            let file = try graph.run([
+                try ProductLocator.soundscaped().path, "--socket", graph.directory.appendingPathComponent("c.sock").path,
+                "--config", config.path,
+            ])
             #expect(file.status == 1)
-            #expect(file.stderr.contains("stdin.conf: line 3: signer-stdin file:\(passphrase.path): its group or others have access"),
-                    "\(file.stderr)")
-            let missing = try graph.run([try ProductLocator.soundscaped().path, "--socket", graph.directory.appendingPathComponent("d.sock").path,
-                                         "--signer-command", "true", "--signer-stdin", "file:/nonexistent/passphrase"])
+            #expect(
+                file.stderr.contains("stdin.conf: line 3: signer-stdin file:\(passphrase.path): its group or others have access"),
+                "\(file.stderr)")
+            let missing = try graph.run([
+                try ProductLocator.soundscaped().path, "--socket", graph.directory.appendingPathComponent("d.sock").path,
+                "--signer-command", "true", "--signer-stdin", "file:/nonexistent/passphrase",
+            ])
             #expect(missing.status == 1)
-            #expect(missing.stderr.contains("--signer-stdin file:/nonexistent/passphrase: cannot open it: No such file or directory"),
-                    "\(missing.stderr)")
+            #expect(
+                missing.stderr.contains("--signer-stdin file:/nonexistent/passphrase: cannot open it: No such file or directory"),
+                "\(missing.stderr)")
         }
     }
 
     @Test("signer-crash-limit = 0 still restarts after 10 quick failures")
     func restartsForever() throws {
         try PipeWireGraph.withGraph { graph in
-            let setup = try Setup(graph: graph, signerArguments: ["--crash-at-start", "3"],
-                                  daemonArguments: ["--signer-crash-limit", "0", "--signer-restart-delay", "0.01",
-                                                    "--signer-restart-max-delay", "0.05"])
+            let setup = try Setup(
+                graph: graph, signerArguments: ["--crash-at-start", "3"],
+                daemonArguments: [
+                    "--signer-crash-limit", "0", "--signer-restart-delay", "0.01",
+                    "--signer-restart-max-delay", "0.05",
+                ])
             let events = try setup.daemon.followEvents()
             try setup.daemon.must("play")
             let eleventh = try events.next(timeout: .seconds(20), "the 11th start") {
@@ -243,16 +267,20 @@ struct SignerProtocolTests {
         }
     }
 
-    @Test("the health command: passing sets the status line; failing retries times is unhealthy, down and a restart; passing again is healthy and restored")
+    @Test(
+        "the health command: passing sets the status line; failing retries times is unhealthy, down and a restart; passing again is healthy and restored"
+    )
     func healthCommand() throws {
         try PipeWireGraph.withGraph { graph in
             // Run in the signer's directory with its environment: `ok` is relative, FIXTURE_EXTRA from --signer-env.
             let probe = "if test -f hang; then echo $$ > probe.pid; exec sleep 100; fi; test -f ok && echo \"relays: 3/3 ($FIXTURE_EXTRA)\""
-            let setup = try Setup(graph: graph, daemonArguments: [
-                "--signer-health-command", "/bin/sh -c '\(probe)'", "--signer-health-interval", "0.2",
-                "--signer-health-timeout", "1", "--signer-health-retries", "2", "--signer-restart-delay", "0.1",
-                "--signer-stop-timeout", "1",
-            ])
+            let setup = try Setup(
+                graph: graph,
+                daemonArguments: [
+                    "--signer-health-command", "/bin/sh -c '\(probe)'", "--signer-health-interval", "0.2",
+                    "--signer-health-timeout", "1", "--signer-health-retries", "2", "--signer-restart-delay", "0.1",
+                    "--signer-stop-timeout", "1",
+                ])
             #expect(FileManager.default.createFile(atPath: setup.records.appendingPathComponent("ok").path, contents: nil))
             let events = try setup.daemon.followEvents()
             try setup.daemon.must("play")

@@ -17,8 +17,10 @@ struct SignerTests {
         let daemon: Soundscaped
         let records: URL
 
-        init(graph: PipeWireGraph, signerArguments: [String] = [], daemonArguments: [String] = [],
-             stdin: String = "events", prepare: (Soundscaped) throws -> Void = { _ in }) throws {
+        init(
+            graph: PipeWireGraph, signerArguments: [String] = [], daemonArguments: [String] = [],
+            stdin: String = "events", prepare: (Soundscaped) throws -> Void = { _ in }
+        ) throws {
             self.graph = graph
             try graph.createNullSink(name: "speaker")
             records = graph.directory.appendingPathComponent("signer-records")
@@ -29,12 +31,14 @@ struct SignerTests {
             let script = ProductLocator.packageRoot.appendingPathComponent("Tests/EndToEndTests/Fixtures/fixture-signer.py").path
             // Debian's python3, which has python3-sdnotify (a python on PATH may be another one).
             let command = (["/usr/bin/python3", script] + signerArguments).map { "'\($0)'" }.joined(separator: " ")
-            daemon = try Soundscaped(graph: graph, arguments: [
-                "--signer-command", command, "--signer-stdin", stdin,
-                "--signer-env", "FIXTURE_DIR=\(records.path)",
-                "--signer-env", "FIXTURE_EXTRA=from config",
-                "--signer-directory", records.path,
-            ] + daemonArguments)
+            daemon = try Soundscaped(
+                graph: graph,
+                arguments: [
+                    "--signer-command", command, "--signer-stdin", stdin,
+                    "--signer-env", "FIXTURE_DIR=\(records.path)",
+                    "--signer-env", "FIXTURE_EXTRA=from config",
+                    "--signer-directory", records.path,
+                ] + daemonArguments)
             try prepare(daemon)
             try daemon.start()
         }
@@ -133,8 +137,9 @@ struct SignerTests {
     @Test("a signer that ignores SIGTERM is killed after the stop timeout, with its whole group")
     func stopEscalatesToKill() throws {
         try PipeWireGraph.withGraph { graph in
-            let setup = try Setup(graph: graph, signerArguments: ["--ignore-term", "--child"],
-                                  daemonArguments: ["--signer-stop-timeout", "0.5"])
+            let setup = try Setup(
+                graph: graph, signerArguments: ["--ignore-term", "--child"],
+                daemonArguments: ["--signer-stop-timeout", "0.5"])
             let events = try setup.daemon.followEvents()
             try setup.daemon.must("play")
             let pid = try #require(Self.pid(of: try events.next(reason: "signerStarted")))
@@ -188,8 +193,9 @@ struct SignerTests {
             #expect(held["wantsPlaying"] as? Bool == true)
             let signerAlive = try StateStoreFaultTests.health(setup.daemon)["signerAlive"] ?? [:]
             #expect(signerAlive["ok"] as? Bool == false)
-            #expect((signerAlive["detail"] as? String)?.hasPrefix("signing is down (failed): signer host failed (last exited with status 5)") == true,
-                    "\(signerAlive)")
+            #expect(
+                (signerAlive["detail"] as? String)?.hasPrefix("signing is down (failed): signer host failed (last exited with status 5)") == true,
+                "\(signerAlive)")
 
             try setup.daemon.must("play")
             let fresh = try events.next(reason: "signerStarted")
@@ -236,9 +242,12 @@ struct SignerTests {
     @Test("a signer that stops sending heartbeats is treated as hung and restarted")
     func livenessDetectsAHang() throws {
         try PipeWireGraph.withGraph { graph in
-            let setup = try Setup(graph: graph, signerArguments: ["--heartbeat", "0.1"],
-                                  daemonArguments: ["--signer-liveness-timeout", "0.8", "--signer-restart-delay", "0.2",
-                                                    "--signer-stop-timeout", "0.5"])
+            let setup = try Setup(
+                graph: graph, signerArguments: ["--heartbeat", "0.1"],
+                daemonArguments: [
+                    "--signer-liveness-timeout", "0.8", "--signer-restart-delay", "0.2",
+                    "--signer-stop-timeout", "0.5",
+                ])
             let events = try setup.daemon.followEvents()
             try setup.daemon.must("play")
             let pid = try #require(Self.pid(of: try events.next(reason: "signerStarted")))
@@ -268,7 +277,8 @@ struct SignerTests {
             // Enough events to fill the pipe (64 KiB) and the signer's queue (1024) several times over.
             let client = try FramedSocket(path: setup.daemon.socket, timeout: .seconds(5))
             for index in 0..<3000 {
-                let reply = try client.call(json: #"{"method":"io.soundscaped.Player.SetVolume","parameters":{"volume":\#(index % 2 == 0 ? 20 : 30)}}"#)
+                let reply = try client.call(
+                    json: #"{"method":"io.soundscaped.Player.SetVolume","parameters":{"volume":\#(index % 2 == 0 ? 20 : 30)}}"#)
                 #expect(reply.errorName == nil)
             }
             let result = try setup.daemon.ctl("status", timeout: .seconds(5))
@@ -319,14 +329,18 @@ struct SignerTests {
         try PipeWireGraph.withGraph { graph in
             let config = graph.directory.appendingPathComponent("soundscaped.conf")
             try "# keep-alive\nsigner-command = my-signer --flag\nsigner-keep-runing = yes\n".write(to: config, atomically: true, encoding: .utf8)
-            let result = try graph.run([try ProductLocator.soundscaped().path, "--config", config.path,
-                                        "--socket", graph.directory.appendingPathComponent("c.sock").path])
+            let result = try graph.run([
+                try ProductLocator.soundscaped().path, "--config", config.path,
+                "--socket", graph.directory.appendingPathComponent("c.sock").path,
+            ])
             #expect(result.status == 1)
             #expect(result.stderr.contains("soundscaped.conf: line 3: unknown key 'signer-keep-runing'"), "\(result.stderr)")
 
             try "signer-command = 'unterminated\n".write(to: config, atomically: true, encoding: .utf8)
-            let quoting = try graph.run([try ProductLocator.soundscaped().path, "--config", config.path,
-                                         "--socket", graph.directory.appendingPathComponent("c.sock").path])
+            let quoting = try graph.run([
+                try ProductLocator.soundscaped().path, "--config", config.path,
+                "--socket", graph.directory.appendingPathComponent("c.sock").path,
+            ])
             #expect(quoting.status == 1)
             #expect(quoting.stderr.contains("line 1: signer-command: unterminated single quote"), "\(quoting.stderr)")
         }

@@ -28,12 +28,14 @@ struct StateStoreFaultTests {
     static func health(_ daemon: Soundscaped) throws -> [String: [String: Any]] {
         let result = try daemon.ctl("health", "--json")
         guard let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any],
-              let checks = object["checks"] as? [[String: Any]] else {
+            let checks = object["checks"] as? [[String: Any]]
+        else {
             throw HarnessError("health --json printed no report: \(result)")
         }
-        return Dictionary(uniqueKeysWithValues: checks.compactMap { check in
-            (check["name"] as? String).map { ($0, check) }
-        })
+        return Dictionary(
+            uniqueKeysWithValues: checks.compactMap { check in
+                (check["name"] as? String).map { ($0, check) }
+            })
     }
 
     static func storeCheck(_ daemon: Soundscaped) throws -> (ok: Bool, detail: String) {
@@ -63,8 +65,9 @@ struct StateStoreFaultTests {
             try daemon.must("volume", "40")
             #expect(try daemon.status()["volume"] as? Int == 40)
             try daemon.stop()
-            #expect(try FileManager.default.contentsOfDirectory(atPath: state).sorted() == before,
-                    "the read-only directory's files changed")
+            #expect(
+                try FileManager.default.contentsOfDirectory(atPath: state).sorted() == before,
+                "the read-only directory's files changed")
         }
     }
 

@@ -15,10 +15,11 @@ struct SystemdIntegrationTests {
             try graph.createNullSink(name: "speaker")
             let notify = try DatagramListener(path: graph.directory.appendingPathComponent("notify.sock").path)
             let socket = graph.directory.appendingPathComponent("ctl.sock").path
-            let daemon = try graph.spawn(try ProductLocator.soundscaped().path,
-                                         ["--socket", socket, "--state-dir", graph.directory.appendingPathComponent("state").path],
-                                         name: "soundscaped",
-                                         extraEnvironment: ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "1000000"])
+            let daemon = try graph.spawn(
+                try ProductLocator.soundscaped().path,
+                ["--socket", socket, "--state-dir", graph.directory.appendingPathComponent("state").path],
+                name: "soundscaped",
+                extraEnvironment: ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "1000000"])
             // Watchdog pings may come first (they only need the daemon's loop); READY comes once serving.
             let ready = try #require(notify.next(timeout: .seconds(10)) { $0.contains("READY=1") }, "no READY within 10 s")
             #expect(ready.hasPrefix("READY=1\nSTATUS="), "\(ready)")
@@ -36,7 +37,7 @@ struct SystemdIntegrationTests {
             #expect(statuses.contains { $0.contains("Playing ocean-waves") }, "status lines: \(statuses)")
 
             daemon.signal(SIGTERM)
-            let stopping = try #require(notify.next(timeout: .seconds(5)) { $0 == "STOPPING=1" } , "no STOPPING=1")
+            let stopping = try #require(notify.next(timeout: .seconds(5)) { $0 == "STOPPING=1" }, "no STOPPING=1")
             #expect(stopping == "STOPPING=1")
             let exit = daemon.waitForExitStatus(timeout: .seconds(5))
             #expect(exit == .exited(0), "SIGTERM should end with status 0, got \(String(describing: exit))")
@@ -59,17 +60,20 @@ struct SystemdIntegrationTests {
                 os.environ.update(LISTEN_FDS="1", LISTEN_PID=str(os.getpid()), LISTEN_FDNAMES="control")
                 os.execv(sys.argv[2], sys.argv[2:])
                 """
-            let daemon = try graph.spawn("/usr/bin/env", [
-                "python3", "-c", launcher, socket, try ProductLocator.soundscaped().path,
-                "--state-dir", graph.directory.appendingPathComponent("state").path,
-                "--socket", graph.directory.appendingPathComponent("not-this-one.sock").path,
-                "--signer-command", "/bin/sh -c 'env > \(records.path); exec sleep 1000'",
-            ], name: "soundscaped")
+            let daemon = try graph.spawn(
+                "/usr/bin/env",
+                [
+                    "python3", "-c", launcher, socket, try ProductLocator.soundscaped().path,
+                    "--state-dir", graph.directory.appendingPathComponent("state").path,
+                    "--socket", graph.directory.appendingPathComponent("not-this-one.sock").path,
+                    "--signer-command", "/bin/sh -c 'env > \(records.path); exec sleep 1000'",
+                ], name: "soundscaped")
             try waitUntil(timeout: .seconds(10), "the daemon to answer on the passed socket") {
                 (try? graph.run([try ProductLocator.soundscapectl().path, "status", "--socket", socket]))?.succeeded == true
             }
-            #expect(!FileManager.default.fileExists(atPath: graph.directory.appendingPathComponent("not-this-one.sock").path),
-                    "with a passed socket the daemon must not bind its own")
+            #expect(
+                !FileManager.default.fileExists(atPath: graph.directory.appendingPathComponent("not-this-one.sock").path),
+                "with a passed socket the daemon must not bind its own")
             try graph.run([try ProductLocator.soundscapectl().path, "play", "--socket", socket]).requireSuccess()
             try waitUntil(timeout: .seconds(5), "the signer to record its environment") {
                 ((try? String(contentsOf: records, encoding: .utf8)) ?? "").contains("SOUNDSCAPED_SOCKET")

@@ -39,8 +39,9 @@ struct WirePlumber05GraphTests {
         try PipeWireGraph.withGraph { graph in
             let setup = try Setup(graph: graph, extraSinks: [])
             let address = "00:1B:66:AA:BB:CC"
-            let loopback = WP.bluetoothLoopbackSink(address: address, description: "WH-1000XM4", deviceID: 4242,
-                                                    linkGroup: "loopback-4242-21")
+            let loopback = WP.bluetoothLoopbackSink(
+                address: address, description: "WH-1000XM4", deviceID: 4242,
+                linkGroup: "loopback-4242-21")
             let loopbackName = loopback["node.name"]!
             func internalSink(_ profile: WP.BluetoothProfile) -> [String: String] {
                 WP.bluetoothInternalSink(address: address, description: "WH-1000XM4", deviceID: 4242, profile: profile)
@@ -121,8 +122,9 @@ struct WirePlumber05GraphTests {
             let interrupted = try roles.events.next(reason: "interrupted")
             #expect(interrupted["cause"] as? String == "callRoute")
             try Self.waitUntilSilent(graph)
-            #expect(try graph.record(sink: roles.communication, seconds: 0.6).peak < 0.001,
-                    "the soundscape plays into the communication role sink")
+            #expect(
+                try graph.record(sink: roles.communication, seconds: 0.6).peak < 0.001,
+                "the soundscape plays into the communication role sink")
 
             try graph.setDefaultSink(name: roles.multimedia)
             #expect(try roles.events.next(reason: "resumed")["route"] as? String == roles.multimedia)
@@ -145,7 +147,8 @@ struct WirePlumber05GraphTests {
             let corkedAt = roles.events.seen.count
             #expect(corked["cause"] as? String == "roleCorked")
             #expect(corked["interruptions"] as? [String] == ["roleCorked"])
-            #expect(corked["message"] as? String
+            #expect(
+                corked["message"] as? String
                     == "the role-based policy corked our link to \(roles.multimedia) for a stream in \(roles.alert)")
 
             // No cycle reaches our stream: the output's watchdog reports the stall; the player must not act on it.
@@ -175,7 +178,8 @@ struct WirePlumber05GraphTests {
             try roles.corkOurLink()
             let suspended = try roles.events.next(reason: "interrupted")
             #expect(suspended["cause"] as? String == "roleCorked")
-            #expect(suspended["message"] as? String
+            #expect(
+                suspended["message"] as? String
                     == "the role-based policy corked our link to \(roles.multimedia): playback is suspended")
             try graph.run(["pw-metadata", "-n", "default", "-d", "0", "suspend.playback"]).requireSuccess()
             try roles.relinkUs()

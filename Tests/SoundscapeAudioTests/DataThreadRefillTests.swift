@@ -44,12 +44,14 @@ import Testing
 
         init() throws {
             data = try SoundscapeData(id: rainID, gain: 1, contents: try bundledBytes("rain.opus"))
-            cache = PCMCache(directory: NSTemporaryDirectory() + "soundscaped-pcm-\(UUID().uuidString)", buildPolicy: nil,
-                             logger: Logger(label: "test"))
+            cache = PCMCache(
+                directory: NSTemporaryDirectory() + "soundscaped-pcm-\(UUID().uuidString)", buildPolicy: nil,
+                logger: Logger(label: "test"))
             #expect(cache.write(data, to: cache.path(for: data)) == .success)
             let (loopWakes, refilledCalls) = (self.loopWakes, self.refilledCalls)
-            refills = DataThreadRefill(renderer: renderer, dataLoop: loop.loop,
-                                       wakeLoopThread: { loopWakes.bump() }, refilled: { refilledCalls.bump() })
+            refills = DataThreadRefill(
+                renderer: renderer, dataLoop: loop.loop,
+                wakeLoopThread: { loopWakes.bump() }, refilled: { refilledCalls.bump() })
         }
 
         /// Fills the ring as the loop thread does, lends the reader, and makes the renderer play it at unity gain.

@@ -48,14 +48,14 @@ let rainID = SoundscapeID("rain")!
         try #require(pages.count > 4)
         let lastPage = pages[pages.count - 2]
         let cuts: [(cut: Int, expected: String)] = [
-            (20, "truncated: the last Ogg page header is cut off"),          // inside the first header
-            (27, "truncated: the last Ogg page is cut off"),                  // header without its segment table
-            (pages[1] + 10, "truncated: the last Ogg page header is cut off"),// inside the second header
-            ((pages[2] + pages[3]) / 2, "truncated: the file ends inside an Ogg page"), // inside an audio page
-            (bytes.count / 2, "truncated"),                                   // anywhere in the middle
-            (bytes.count - 1, "truncated: the file ends inside an Ogg page"), // one byte short
-            (pages[2], "truncated: the stream has no end-of-stream page"),   // after the headers
-            (lastPage, "truncated: the stream has no end-of-stream page"),   // a page boundary before the last page
+            (20, "truncated: the last Ogg page header is cut off"),  // inside the first header
+            (27, "truncated: the last Ogg page is cut off"),  // header without its segment table
+            (pages[1] + 10, "truncated: the last Ogg page header is cut off"),  // inside the second header
+            ((pages[2] + pages[3]) / 2, "truncated: the file ends inside an Ogg page"),  // inside an audio page
+            (bytes.count / 2, "truncated"),  // anywhere in the middle
+            (bytes.count - 1, "truncated: the file ends inside an Ogg page"),  // one byte short
+            (pages[2], "truncated: the stream has no end-of-stream page"),  // after the headers
+            (lastPage, "truncated: the stream has no end-of-stream page"),  // a page boundary before the last page
         ]
         for (cut, expected) in cuts {
             let problem = OggPageScan.truncation(in: Array(bytes[..<cut]))
@@ -66,7 +66,8 @@ let rainID = SoundscapeID("rain")!
     @Test func garbageAndWAVAreNotOggOpus() {
         var generator = SeededBytes(seed: 7)
         let garbage = (0..<4096).map { _ in generator.next() }
-        let wav: [UInt8] = Array("RIFF".utf8) + [0x24, 0, 0, 0] + Array("WAVEfmt ".utf8)
+        let wav: [UInt8] =
+            Array("RIFF".utf8) + [0x24, 0, 0, 0] + Array("WAVEfmt ".utf8)
             + [16, 0, 0, 0, 1, 0, 2, 0, 0x80, 0xBB, 0, 0, 0, 0xEE, 2, 0, 4, 0, 16, 0] + Array("data".utf8) + [0, 0, 0, 0]
         for bytes in [garbage, wav, [], Array("Ogg".utf8)] {
             #expect(OggPageScan.truncation(in: bytes)?.hasPrefix("not an Ogg Opus file") == true)
@@ -177,7 +178,8 @@ let rainID = SoundscapeID("rain")!
     @Test func completeOggPageThatIsNotOpusIsRefused() {
         // One whole page flagged begin- and end-of-stream whose body is not an Opus header.
         let body = Array("hello, not opus".utf8)
-        let page: [UInt8] = Array("OggS".utf8) + [0, 0x06] + [UInt8](repeating: 0, count: 8)
+        let page: [UInt8] =
+            Array("OggS".utf8) + [0, 0x06] + [UInt8](repeating: 0, count: 8)
             + [1, 0, 0, 0] + [0, 0, 0, 0] + [0, 0, 0, 0] + [1, UInt8(body.count)] + body
         #expect(OggPageScan.truncation(in: page) == nil)
         let error = #expect(throws: SoundscapeDecodeError.self) {

@@ -25,8 +25,9 @@ func constantRing(left: Float, right: Float, frames: Int) -> SampleRing {
 }
 
 /// Small, distinct timings so the arrays stay short and the phases can be told apart.
-let testSettings = RenderSettings(volumeRamp: .milliseconds(20), fadeIn: .milliseconds(10), promptFadeIn: .milliseconds(2),
-                                  fadeOut: .milliseconds(5), crossfade: .milliseconds(10))
+let testSettings = RenderSettings(
+    volumeRamp: .milliseconds(20), fadeIn: .milliseconds(10), promptFadeIn: .milliseconds(2),
+    fadeOut: .milliseconds(5), crossfade: .milliseconds(10))
 
 struct RenderHarness {
     let renderer: Renderer
@@ -123,7 +124,7 @@ func right(_ samples: [Float]) -> [Float] { stride(from: 1, to: samples.count, b
         // The fade takes fadeInFrames frames (one more at most for float rounding of the step).
         #expect(reached.map { (fadeIn - 1)...fadeIn ~= $0 } == true, "reached at \(String(describing: reached))")
         #expect(samples[fadeIn...].allSatisfy { $0 == steady })
-        #expect(samples[fadeIn / 2] < steady / 4) // cubic in the fade position: slow start
+        #expect(samples[fadeIn / 2] < steady / 4)  // cubic in the fade position: slow start
     }
 
     /// A return (`FadeIn.prompt`) fades the gain itself in, not the position on the
@@ -289,8 +290,9 @@ func right(_ samples: [Float]) -> [Float] { stride(from: 1, to: samples.count, b
         var worst: Float = 0
         for frame in 0..<length {
             let angle = Float(frame) / Float(length) * .pi / 2
-            worst = max(worst, abs(outgoing[frame] - cos(angle)), abs(incoming[frame] - sin(angle)),
-                        abs(outgoing[frame] * outgoing[frame] + incoming[frame] * incoming[frame] - 1))
+            worst = max(
+                worst, abs(outgoing[frame] - cos(angle)), abs(incoming[frame] - sin(angle)),
+                abs(outgoing[frame] * outgoing[frame] + incoming[frame] * incoming[frame] - 1))
         }
         #expect(worst < 1e-5)
         #expect(outgoing[0] == 1)
@@ -340,11 +342,11 @@ func right(_ samples: [Float]) -> [Float] { stride(from: 1, to: samples.count, b
         let harness = RenderHarness()
         let ring = constantRing(left: 0.5, right: 0.5, frames: 256)
         harness.startSteady(ring: ring, gain: 1)
-        _ = harness.render(frames: 64, chunk: 64) // 192 left
-        _ = harness.render(frames: 64, chunk: 64) // 128 left: exactly half is not low
+        _ = harness.render(frames: 64, chunk: 64)  // 192 left
+        _ = harness.render(frames: 64, chunk: 64)  // 128 left: exactly half is not low
         #expect(harness.wakes.count == 0)
         #expect(harness.renderer.takeNotifications().isEmpty)
-        _ = harness.render(frames: 64, chunk: 64) // 64 left
+        _ = harness.render(frames: 64, chunk: 64)  // 64 left
         #expect(harness.wakes.count == 1)
         _ = harness.render(frames: 16, chunk: 16)
         _ = harness.render(frames: 16, chunk: 16)
@@ -367,7 +369,7 @@ func right(_ samples: [Float]) -> [Float] { stride(from: 1, to: samples.count, b
     @Test func countersCountFramesAndCycles() {
         let harness = RenderHarness()
         #expect(harness.renderer.counters == .init(frames: 0, cycles: 0, underrunFrames: 0))
-        _ = harness.render(frames: 300, chunk: 128) // silent cycles count too: 128 + 128 + 44
+        _ = harness.render(frames: 300, chunk: 128)  // silent cycles count too: 128 + 128 + 44
         #expect(harness.renderer.counters == .init(frames: 300, cycles: 3, underrunFrames: 0))
         let ring = constantRing(left: 0.1, right: 0.1, frames: 4096)
         harness.startSteady(ring: ring, gain: 1)

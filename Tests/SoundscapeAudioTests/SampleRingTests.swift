@@ -77,7 +77,7 @@ func counting(from start: Int, frames: Int) -> [Float] {
         let ring = SampleRing(minimumFrames: 16)
         writeCounting(ring, from: 0, frames: 12)
         _ = consumeAll(ring, frames: 12)
-        writeCounting(ring, from: 12, frames: 10) // positions 12…15, then 0…5
+        writeCounting(ring, from: 12, frames: 10)  // positions 12…15, then 0…5
         var runs: [(run: Int, offset: Int)] = []
         let got = ring.consume(frames: 10) { _, run, offset in runs.append((run, offset)) }
         #expect(got == 10)
@@ -110,12 +110,12 @@ func counting(from start: Int, frames: Int) -> [Float] {
     @Test func writeStopsEarlyWhenTheFillReturnsFewerFrames() {
         let ring = SampleRing(minimumFrames: 32)
         writeCounting(ring, from: 0, frames: 28)
-        _ = consumeAll(ring, frames: 28) // the next write wraps after 4 frames
+        _ = consumeAll(ring, frames: 28)  // the next write wraps after 4 frames
         var calls = 0
         let wrote = ring.write(maximumFrames: 20) { destination, run in
             calls += 1
             #expect(run == 4)
-            for index in 0..<4 { destination[index] = 7 } // 2 frames
+            for index in 0..<4 { destination[index] = 7 }  // 2 frames
             return 2
         }
         #expect(wrote == 2)

@@ -5,8 +5,11 @@ import Testing
 @Suite struct ServerSocketWatchTests {
     @Test func findsTheSocketWhereLibpipewireLooks() {
         #expect(ServerSocketWatch.socketPlace(environment: ["XDG_RUNTIME_DIR": "/run/user/1000"])! == ("/run/user/1000", "pipewire-0"))
-        #expect(ServerSocketWatch.socketPlace(environment: ["XDG_RUNTIME_DIR": "/run/user/1000", "PIPEWIRE_RUNTIME_DIR": "/tmp/pw",
-                                                            "PIPEWIRE_REMOTE": "pipewire-1"])! == ("/tmp/pw", "pipewire-1"))
+        #expect(
+            ServerSocketWatch.socketPlace(environment: [
+                "XDG_RUNTIME_DIR": "/run/user/1000", "PIPEWIRE_RUNTIME_DIR": "/tmp/pw",
+                "PIPEWIRE_REMOTE": "pipewire-1",
+            ])! == ("/tmp/pw", "pipewire-1"))
         #expect(ServerSocketWatch.socketPlace(environment: ["PIPEWIRE_REMOTE": "/srv/pw/socket"])! == ("/srv/pw", "socket"))
         #expect(ServerSocketWatch.socketPlace(environment: [:]) == nil)
     }

@@ -20,8 +20,11 @@ private typealias Fixtures = InterruptionPolicyTests
         #expect(detection.isCall(properties: ["media.class": Self.playback, "application.process.binary": "linphone"]))
         #expect(detection.isCall(properties: ["media.class": Self.playback, "application.process.binary": "Discord"]))
         #expect(detection.isCall(properties: ["media.class": "Stream/Input/Audio", "application.name": "ZOOM"]))
-        #expect(detection.isCall(properties: ["media.class": Self.playback, "application.name": "Firefox",
-                                              "application.process.binary": "signal-desktop"]))
+        #expect(
+            detection.isCall(properties: [
+                "media.class": Self.playback, "application.name": "Firefox",
+                "application.process.binary": "signal-desktop",
+            ]))
         // Whole names only.
         #expect(!detection.isCall(properties: ["media.class": Self.playback, "application.name": "Zoom Player"]))
     }
@@ -36,8 +39,11 @@ private typealias Fixtures = InterruptionPolicyTests
 
     @Test func aMusicStreamIsNotACall() {
         let detection = CallDetection()
-        #expect(!detection.isCall(properties: ["media.class": Self.playback, "media.role": "Music",
-                                               "application.name": "Firefox", "application.process.binary": "firefox"]))
+        #expect(
+            !detection.isCall(properties: [
+                "media.class": Self.playback, "media.role": "Music",
+                "application.name": "Firefox", "application.process.binary": "firefox",
+            ]))
         #expect(!detection.isCall(properties: ["media.class": Self.playback]))
         #expect(!detection.isCall(properties: [:]))
     }

@@ -14,17 +14,25 @@ private let loopbackName = "bluez_output.00:1B:66:AA:BB:CC"
 private let internalName = "bluez_output_internal.00_1B_66_AA_BB_CC.1"
 private let speakerName = "alsa_output.pci-0000_00_1f.3.analog-stereo"
 
-private let speakerNode = GraphNode(id: 40, properties: [
-    "node.name": speakerName, "media.class": "Audio/Sink", "device.id": "41", "factory.name": "api.alsa.pcm.sink",
-])
+private let speakerNode = GraphNode(
+    id: 40,
+    properties: [
+        "node.name": speakerName, "media.class": "Audio/Sink", "device.id": "41", "factory.name": "api.alsa.pcm.sink",
+    ])
 
 /// The headset as WirePlumber 0.5.13 shows it: the loopback sink, and the real node in `profile`.
 private func headset(_ profile: WP.BluetoothProfile, deviceID: Int = headsetDevice) -> [GraphNode] {
     [
-        GraphNode(id: 60, properties: WP.bluetoothLoopbackSink(address: address, description: "WH-1000XM4",
-                                                               deviceID: deviceID, linkGroup: "loopback-1234-21")),
-        GraphNode(id: 61, properties: WP.bluetoothInternalSink(address: address, description: "WH-1000XM4",
-                                                               deviceID: deviceID, profile: profile)),
+        GraphNode(
+            id: 60,
+            properties: WP.bluetoothLoopbackSink(
+                address: address, description: "WH-1000XM4",
+                deviceID: deviceID, linkGroup: "loopback-1234-21")),
+        GraphNode(
+            id: 61,
+            properties: WP.bluetoothInternalSink(
+                address: address, description: "WH-1000XM4",
+                deviceID: deviceID, profile: profile)),
     ]
 }
 
@@ -41,9 +49,11 @@ private func callRoutes(_ facts: GraphFacts) -> [String] {
 
     @Test func theLoopbackSinkCarriesNothingThatNamesACall() {
         // What made the old check miss it: no profile, no factory, no intended roles.
-        let loopback = WP.bluetoothLoopbackSink(address: address, description: "WH-1000XM4", deviceID: headsetDevice,
-                                                linkGroup: "loopback-1234-21")
-        #expect(loopback["api.bluez5.profile"] == nil && loopback["factory.name"] == nil
+        let loopback = WP.bluetoothLoopbackSink(
+            address: address, description: "WH-1000XM4", deviceID: headsetDevice,
+            linkGroup: "loopback-1234-21")
+        #expect(
+            loopback["api.bluez5.profile"] == nil && loopback["factory.name"] == nil
                 && loopback["device.intended-roles"] == nil)
         #expect(!CallDetection().isCallRoute(properties: loopback))
     }
@@ -84,20 +94,28 @@ private func callRoutes(_ facts: GraphFacts) -> [String] {
     @Test func aSinkFedByALoopbackIntoACallRouteIsOne() {
         // A loopback (its stream shares the sink's node.link-group) whose stream plays into
         // the headset in its call profile: what plays into the loopback ends up in the call.
-        let filter = GraphNode(id: 70, properties: [
-            "node.name": "input.loopback.sink.role.multimedia", "media.class": "Audio/Sink", "node.link-group": "loopback-1234-9",
-        ])
-        let filterStream = GraphNode(id: 71, properties: [
-            "node.name": "output.loopback.sink.role.multimedia", "media.class": "Stream/Output/Audio",
-            "node.link-group": "loopback-1234-9",
-        ])
+        let filter = GraphNode(
+            id: 70,
+            properties: [
+                "node.name": "input.loopback.sink.role.multimedia", "media.class": "Audio/Sink", "node.link-group": "loopback-1234-9",
+            ])
+        let filterStream = GraphNode(
+            id: 71,
+            properties: [
+                "node.name": "output.loopback.sink.role.multimedia", "media.class": "Stream/Output/Audio",
+                "node.link-group": "loopback-1234-9",
+            ])
         let nodes = [speakerNode, filter, filterStream] + headset(.headset)
         #expect(callRoutes(facts(nodes, links: [GraphLink(output: 71, input: 61)])).contains(filter.properties["node.name"]!))
         #expect(!callRoutes(facts(nodes, links: [GraphLink(output: 71, input: 40)])).contains(filter.properties["node.name"]!))
         // Two loopbacks in a row end in the call route too.
         let second = GraphNode(id: 80, properties: ["node.name": "eq", "media.class": "Audio/Sink", "node.link-group": "g2"])
-        let secondStream = GraphNode(id: 81, properties: ["node.name": "eq.out", "media.class": "Stream/Output/Audio",
-                                                          "node.link-group": "g2"])
+        let secondStream = GraphNode(
+            id: 81,
+            properties: [
+                "node.name": "eq.out", "media.class": "Stream/Output/Audio",
+                "node.link-group": "g2",
+            ])
         let chain = facts(nodes + [second, secondStream], links: [GraphLink(output: 81, input: 70), GraphLink(output: 71, input: 61)])
         #expect(callRoutes(chain).contains("eq"))
     }
@@ -153,9 +171,13 @@ private func callRoutes(_ facts: GraphFacts) -> [String] {
     // MARK: Calls and facts
 
     @Test func callsAreRunningCallStreamsAndTheOwnStreamIsNeverSeen() {
-        let call = GraphNode(id: 90, properties: ["node.name": "linphone", "media.class": "Stream/Output/Audio",
-                                                  "media.role": "Communication", "application.name": "Linphone"],
-                             isRunning: true)
+        let call = GraphNode(
+            id: 90,
+            properties: [
+                "node.name": "linphone", "media.class": "Stream/Output/Audio",
+                "media.role": "Communication", "application.name": "Linphone",
+            ],
+            isRunning: true)
         var idle = call
         idle.id = 91
         idle.isRunning = false
@@ -175,8 +197,11 @@ private func callRoutes(_ facts: GraphFacts) -> [String] {
         // WirePlumber replaces the real node; the loopback we play to stays.
         let actions = driver.send(.graphChanged(facts([speakerNode] + headset(.headset), default: loopbackName)))
         #expect(actions.contains(.stopOutput))
-        #expect(actions.contains(.emit(.interrupted, message: "the default output is a call route (\(loopbackName))",
-                                       cause: "callRoute")))
+        #expect(
+            actions.contains(
+                .emit(
+                    .interrupted, message: "the default output is a call route (\(loopbackName))",
+                    cause: "callRoute")))
         #expect(driver.status.interruptions == ["callRoute"])
 
         driver.send(.outputStreaming(false), after: .milliseconds(300))

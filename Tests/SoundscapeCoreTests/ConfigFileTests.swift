@@ -86,7 +86,8 @@ import SoundscapeCore
     /// Every ini example in README.md and docs/ parses, so a documented example can never break again.
     @Test func everyDocumentedExampleParses() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let documents = [root.appendingPathComponent("README.md")]
+        let documents =
+            [root.appendingPathComponent("README.md")]
             + (try FileManager.default.contentsOfDirectory(at: root.appendingPathComponent("docs"), includingPropertiesForKeys: nil)
                 .filter { $0.pathExtension == "md" })
         var examples = 0
@@ -128,9 +129,12 @@ import SoundscapeCore
     }
 
     @Test func theDocumentedKeysAreKnown() {
-        #expect(Set(ConfigFile.keys).isSuperset(of: ["signer-command", "signer-directory", "signer-env",
-                                                    "signer-keep-running", "signer-stop-timeout",
-                                                    "signer-liveness-timeout"]))
+        #expect(
+            Set(ConfigFile.keys).isSuperset(of: [
+                "signer-command", "signer-directory", "signer-env",
+                "signer-keep-running", "signer-stop-timeout",
+                "signer-liveness-timeout",
+            ]))
         #expect(Set(ConfigFile.keys).count == ConfigFile.keys.count)
     }
 
@@ -191,8 +195,9 @@ import SoundscapeCore
         #expect(error.description == "line \(line): \(error.message)")
     }
 
-    @Test(arguments: ["signer-stop-timeout", "signer-liveness-timeout"],
-          ["0", "-1", "-0", "-0.5", "abc", "", "5s", "86401", "86400.5", "1e9", "inf", "nan", "-inf"])
+    @Test(
+        arguments: ["signer-stop-timeout", "signer-liveness-timeout"],
+        ["0", "-1", "-0", "-0.5", "abc", "", "5s", "86401", "86400.5", "1e9", "inf", "nan", "-inf"])
     func badSecondsAreRefused(key: String, value: String) throws {
         let error = try #require(Self.error(parsing: "# c\n\(key) = \(value)"))
         #expect(error.line == 2)

@@ -23,40 +23,48 @@ extension InterruptionPolicyTests {
             #expect(driver.send(.graphChanged(onSpeaker)) == [.setTarget(speaker)])
             driver.send(.routeChanged(speaker))
 
-            #expect(driver.send(.graphChanged(callOnSpeaker)) == [
-                .setVolume(volume(25)),
-                .emit(.interrupted, message: "ducked to 50% for a call", cause: "communicationStream"),
-            ])
+            #expect(
+                driver.send(.graphChanged(callOnSpeaker)) == [
+                    .setVolume(volume(25)),
+                    .emit(.interrupted, message: "ducked to 50% for a call", cause: "communicationStream"),
+                ])
             #expect(driver.machine.effectiveVolume == volume(25))
-            var expected = PlayerStatus(state: .playing, isPlaying: true, soundscape: D.rain, volume: D.half,
-                                        route: speaker, wantsPlaying: true)
+            var expected = PlayerStatus(
+                state: .playing, isPlaying: true, soundscape: D.rain, volume: D.half,
+                route: speaker, wantsPlaying: true)
             expected.interruptions = ["communicationStream"]
             expected.ducked = true
             #expect(driver.status == expected)
             #expect(driver.send(.graphChanged(callOnSpeaker)) == [])
 
-            #expect(driver.send(.graphChanged(onSpeaker), after: .seconds(60)) == [
-                .setVolume(D.half),
-                .emit(.resumed, message: "the call ended; volume restored"),
-            ])
-            #expect(driver.status == PlayerStatus(state: .playing, isPlaying: true, soundscape: D.rain, volume: D.half,
-                                                  route: speaker, wantsPlaying: true))
+            #expect(
+                driver.send(.graphChanged(onSpeaker), after: .seconds(60)) == [
+                    .setVolume(D.half),
+                    .emit(.resumed, message: "the call ended; volume restored"),
+                ])
+            #expect(
+                driver.status
+                    == PlayerStatus(
+                        state: .playing, isPlaying: true, soundscape: D.rain, volume: D.half,
+                        route: speaker, wantsPlaying: true))
             #expect(driver.send(.graphChanged(onSpeaker)) == [])
         }
 
         @Test func aUserVolumeChangeWhileDuckedAppliesTheDuckedValueAndPersistsTheUsers() {
             var driver = D.playingLinked(with: Self.duckHalf)
             driver.send(.graphChanged(callOnSpeaker))
-            #expect(driver.send(.setVolume(volume(80))) == [
-                .persist(driver.desired(wantsPlaying: true, volume: volume(80))),
-                .setVolume(volume(40)),
-                .emit(.volumeChanged, message: nil),
-            ])
+            #expect(
+                driver.send(.setVolume(volume(80))) == [
+                    .persist(driver.desired(wantsPlaying: true, volume: volume(80))),
+                    .setVolume(volume(40)),
+                    .emit(.volumeChanged, message: nil),
+                ])
             #expect(driver.status.volume == volume(80))
             #expect(driver.status.ducked)
-            #expect(driver.send(.graphChanged(onSpeaker)) == [
-                .setVolume(volume(80)), .emit(.resumed, message: "the call ended; volume restored"),
-            ])
+            #expect(
+                driver.send(.graphChanged(onSpeaker)) == [
+                    .setVolume(volume(80)), .emit(.resumed, message: "the call ended; volume restored"),
+                ])
         }
 
         @Test(arguments: [(50, 50, 25), (33, 30, 9), (100, 0, 0), (80, 100, 80), (1, 99, 0)])
@@ -68,10 +76,11 @@ extension InterruptionPolicyTests {
             driver.send(.setPreferences(preferences(.duck, duckLevel: duckLevel)))
             driver.send(.graphChanged(onSpeaker))
             let actions = driver.send(.graphChanged(callOnSpeaker))
-            #expect(actions == [
-                .setVolume(volume(ducked)),
-                .emit(.interrupted, message: "ducked to \(duckLevel)% for a call", cause: "communicationStream"),
-            ])
+            #expect(
+                actions == [
+                    .setVolume(volume(ducked)),
+                    .emit(.interrupted, message: "ducked to \(duckLevel)% for a call", cause: "communicationStream"),
+                ])
         }
 
         @Test func aStartDuringACallStartsDucked() {
@@ -79,13 +88,14 @@ extension InterruptionPolicyTests {
             driver.send(.outputConnected)
             driver.send(.setPreferences(Self.duckHalf))
             driver.send(.graphChanged(callOnSpeaker))
-            #expect(driver.send(.play(D.rain)) == [
-                .persist(driver.desired(wantsPlaying: true)),
-                .setVolume(volume(25)),
-                .startOutput(D.rain, volume(25), .gentle),
-                .scheduleTick(at: driver.now + D.timeout),
-                .emit(.interrupted, message: "ducked to 50% for a call", cause: "communicationStream"),
-            ])
+            #expect(
+                driver.send(.play(D.rain)) == [
+                    .persist(driver.desired(wantsPlaying: true)),
+                    .setVolume(volume(25)),
+                    .startOutput(D.rain, volume(25), .gentle),
+                    .scheduleTick(at: driver.now + D.timeout),
+                    .emit(.interrupted, message: "ducked to 50% for a call", cause: "communicationStream"),
+                ])
             #expect(driver.send(.outputStreaming(true)) == [.emit(.started, message: nil)])
             #expect(driver.status.ducked)
             #expect(driver.status.state == .playing)
@@ -96,13 +106,14 @@ extension InterruptionPolicyTests {
             driver.send(.graphChanged(callOnSpeaker))
             driver.finishFadeOut()
             let duck = preferences(.duck)
-            #expect(driver.send(.setPreferences(duck)) == [
-                .persistPreferences(duck),
-                .setVolume(volume(15)),
-                .startOutput(D.rain, volume(15), .prompt),
-                .scheduleTick(at: driver.now + D.timeout),
-                .emit(.interrupted, message: "ducked to 30% for a call", cause: "communicationStream"),
-            ])
+            #expect(
+                driver.send(.setPreferences(duck)) == [
+                    .persistPreferences(duck),
+                    .setVolume(volume(15)),
+                    .startOutput(D.rain, volume(15), .prompt),
+                    .scheduleTick(at: driver.now + D.timeout),
+                    .emit(.interrupted, message: "ducked to 30% for a call", cause: "communicationStream"),
+                ])
             #expect(driver.send(.outputStreaming(true)) == [.emit(.resumed, message: nil)])
             #expect(driver.status.ducked)
         }
@@ -112,9 +123,10 @@ extension InterruptionPolicyTests {
             driver.send(.graphChanged(callOnSpeaker))
             driver.finishFadeOut()
             let ignore = preferences(.ignore)
-            #expect(driver.send(.setPreferences(ignore)) == [
-                .persistPreferences(ignore), .startOutput(D.rain, D.half, .prompt), .scheduleTick(at: driver.now + D.timeout),
-            ])
+            #expect(
+                driver.send(.setPreferences(ignore)) == [
+                    .persistPreferences(ignore), .startOutput(D.rain, D.half, .prompt), .scheduleTick(at: driver.now + D.timeout),
+                ])
             #expect(driver.send(.outputStreaming(true)) == [.emit(.resumed, message: nil)])
             #expect(driver.status.interruptions == ["communicationStream"])
         }
@@ -125,8 +137,9 @@ extension InterruptionPolicyTests {
             #expect(driver.send(.setPreferences(ignore)) == [.persistPreferences(ignore)])
             driver.send(.graphChanged(onSpeaker))
             #expect(driver.send(.graphChanged(callOnSpeaker)) == [])
-            var expected = PlayerStatus(state: .playing, isPlaying: true, soundscape: D.rain, volume: D.half,
-                                        route: nil, wantsPlaying: true)
+            var expected = PlayerStatus(
+                state: .playing, isPlaying: true, soundscape: D.rain, volume: D.half,
+                route: nil, wantsPlaying: true)
             expected.interruptions = ["communicationStream"]
             #expect(driver.status == expected)
             #expect(driver.send(.graphChanged(onSpeaker)) == [])
@@ -139,7 +152,8 @@ extension InterruptionPolicyTests {
             var driver = D.playingLinked(with: preferences(mode))
             driver.send(.graphChanged(callOnSpeaker))
             let pausedAt = driver.now + .milliseconds(10)
-            #expect(driver.send(.outputStreaming(false), after: .milliseconds(10))
+            #expect(
+                driver.send(.outputStreaming(false), after: .milliseconds(10))
                     == [.scheduleTick(at: pausedAt + .seconds(1)), .scheduleTick(at: pausedAt + D.timeout)])
             let actions = driver.send(.tick, after: .seconds(1))
             #expect(actions.emitted.map(\.reason) == [.interrupted])
@@ -162,7 +176,8 @@ extension InterruptionPolicyTests {
             var driver = D.playingLinked(with: preferences(mode))
             driver.send(.graphChanged(callOnSpeaker))
             driver.send(.outputStreaming(false), after: .milliseconds(10))
-            #expect(driver.send(.tick, after: .seconds(1))
+            #expect(
+                driver.send(.tick, after: .seconds(1))
                     == [.emit(.interrupted, message: "the server paused our stream", cause: "serverPaused")])
         }
 
@@ -170,9 +185,10 @@ extension InterruptionPolicyTests {
             let duck = preferences(.duck, duckLevel: 50, autoResume: false)
             var driver = D.playingLinked(with: duck)
             #expect(driver.send(.graphChanged(callOnSpeaker)).first == .setVolume(volume(25)))
-            #expect(driver.send(.graphChanged(onSpeaker)) == [
-                .setVolume(D.half), .emit(.resumed, message: "the call ended; volume restored"),
-            ])
+            #expect(
+                driver.send(.graphChanged(onSpeaker)) == [
+                    .setVolume(D.half), .emit(.resumed, message: "the call ended; volume restored"),
+                ])
             #expect(driver.desired.wantsPlaying)
         }
 
@@ -194,16 +210,18 @@ extension InterruptionPolicyTests {
             var driver = D.playingLinked(with: Self.duckHalf)
             driver.send(.graphChanged(callOnSpeaker))
             // The action carries the volume to apply: the ducked one, not the user's.
-            #expect(driver.send(.play(D.ocean)) == [
-                .persist(driver.desired(wantsPlaying: true, soundscape: D.ocean)),
-                .switchSoundscape(D.ocean, volume(25)),
-                .emit(.soundscapeChanged, message: nil),
-            ])
+            #expect(
+                driver.send(.play(D.ocean)) == [
+                    .persist(driver.desired(wantsPlaying: true, soundscape: D.ocean)),
+                    .switchSoundscape(D.ocean, volume(25)),
+                    .emit(.soundscapeChanged, message: nil),
+                ])
             #expect(driver.status.ducked)
             // The call ends: the new soundscape comes back to the user's volume.
-            #expect(driver.send(.graphChanged(onSpeaker)) == [
-                .setVolume(D.half), .emit(.resumed, message: "the call ended; volume restored"),
-            ])
+            #expect(
+                driver.send(.graphChanged(onSpeaker)) == [
+                    .setVolume(D.half), .emit(.resumed, message: "the call ended; volume restored"),
+                ])
         }
 
         @Test
@@ -218,19 +236,24 @@ extension InterruptionPolicyTests {
         func stopWhileDuckedIsAPlainStop() {
             var driver = D.playingLinked(with: Self.duckHalf)
             driver.send(.graphChanged(callOnSpeaker))
-            #expect(driver.send(.stop) == [
-                .persist(driver.desired(wantsPlaying: false)), .stopOutput, .emit(.stopped, message: nil),
-            ])
+            #expect(
+                driver.send(.stop) == [
+                    .persist(driver.desired(wantsPlaying: false)), .stopOutput, .emit(.stopped, message: nil),
+                ])
         }
 
         @Test
         func aCallRouteWhileDuckedPausesWithTheCallRouteMessage() {
             // A Bluetooth call: the call stream appears first, then the headset switches to its call profile.
             var driver = D.playingLinked(with: Self.duckHalf, graph: facts([sink(speaker), sink(headset)], default: headset), route: headset)
-            #expect(driver.send(.graphChanged(facts([sink(speaker), sink(headset)], default: headset, calls: [linphone])))
+            #expect(
+                driver.send(.graphChanged(facts([sink(speaker), sink(headset)], default: headset, calls: [linphone])))
                     .first == .setVolume(volume(25)))
-            let actions = driver.send(.graphChanged(facts([sink(speaker), sink(headset, callRoute: true)], default: headset,
-                                                          calls: [linphone])))
+            let actions = driver.send(
+                .graphChanged(
+                    facts(
+                        [sink(speaker), sink(headset, callRoute: true)], default: headset,
+                        calls: [linphone])))
             #expect(actions == [.stopOutput, interruptedByHeadset])
         }
 

@@ -80,7 +80,8 @@ extension InterruptionPolicyTests {
             #expect(!driver.status.noSink)
             #expect(driver.send(.outputStreaming(true)) == [.emit(.resumed, message: nil)])
             #expect(driver.status.state == .playing)
-            #expect(driver.send(.routeChanged(usb))
+            #expect(
+                driver.send(.routeChanged(usb))
                     == [.emit(.routeChanged, message: "\(speaker) → \(usb)", cause: "deviceUnavailable")])
             #expect(driver.status.route == usb)
         }
@@ -94,7 +95,8 @@ extension InterruptionPolicyTests {
             driver.send(.tick, after: .seconds(3))
             #expect(driver.send(.graphChanged(facts([sink(usb)], default: usb)), after: .seconds(10)) == [.setTarget(usb)])
             // Linked to the new sink; the graph has not started running us yet (it does a moment later).
-            #expect(driver.send(.routeChanged(usb))
+            #expect(
+                driver.send(.routeChanged(usb))
                     == [.emit(.routeChanged, message: "\(speaker) → \(usb)", cause: "deviceUnavailable")])
             #expect(driver.status.interruptions == [])
             #expect(driver.send(.outputStreaming(true), after: .milliseconds(20)) == [.emit(.resumed, message: nil)])
@@ -111,24 +113,27 @@ extension InterruptionPolicyTests {
             driver.send(.outputConnected)
             #expect(driver.send(.graphChanged(facts([], default: nil))) == [])
             #expect(driver.status.state == .stopped)
-            #expect(driver.send(.play(D.rain)) == [
-                .persist(driver.desired(wantsPlaying: true)), .startOutput(D.rain, D.half, .gentle),
-                .scheduleTick(at: driver.now + D.timeout),
-                .emit(.routeChangeFailed, message: "no sink to play to; waiting for one"),
-            ])
+            #expect(
+                driver.send(.play(D.rain)) == [
+                    .persist(driver.desired(wantsPlaying: true)), .startOutput(D.rain, D.half, .gentle),
+                    .scheduleTick(at: driver.now + D.timeout),
+                    .emit(.routeChangeFailed, message: "no sink to play to; waiting for one"),
+                ])
             #expect(driver.send(.graphChanged(onSpeaker)) == [.setTarget(speaker)])
             #expect(driver.send(.outputStreaming(true)) == [.emit(.started, message: nil)])
         }
 
         @Test func aNewConnectionGetsTheTargetAgain() {
             var driver = D.playingLinked()
-            #expect(driver.send(.outputDisconnected(reason: "gone"))
+            #expect(
+                driver.send(.outputDisconnected(reason: "gone"))
                     == [.emit(.serverLost, message: "PipeWire is not available: gone")])
             #expect(driver.machine.graph == nil)
             #expect(driver.send(.routeChanged(nil)) == [])
-            #expect(driver.send(.outputConnected, after: .seconds(1)) == [
-                .startOutput(D.rain, D.half, .prompt), .scheduleTick(at: driver.now + D.timeout), .emit(.serverRestored, message: nil),
-            ])
+            #expect(
+                driver.send(.outputConnected, after: .seconds(1)) == [
+                    .startOutput(D.rain, D.half, .prompt), .scheduleTick(at: driver.now + D.timeout), .emit(.serverRestored, message: nil),
+                ])
             #expect(driver.send(.graphChanged(onSpeaker)) == [.setTarget(speaker)])
             #expect(driver.send(.routeChanged(speaker)) == [], "back on the same sink: no route change")
             #expect(driver.send(.outputStreaming(true)) == [.emit(.resumed, message: nil)])
@@ -139,10 +144,11 @@ extension InterruptionPolicyTests {
             driver.send(.outputDisconnected(reason: "gone"))
             // The output reports the new connection's graph before it says it is connected.
             #expect(driver.send(.graphChanged(onSpeaker)) == [])
-            #expect(driver.send(.outputConnected) == [
-                .startOutput(D.rain, D.half, .prompt), .scheduleTick(at: driver.now + D.timeout), .setTarget(speaker),
-                .emit(.serverRestored, message: nil),
-            ])
+            #expect(
+                driver.send(.outputConnected) == [
+                    .startOutput(D.rain, D.half, .prompt), .scheduleTick(at: driver.now + D.timeout), .setTarget(speaker),
+                    .emit(.serverRestored, message: nil),
+                ])
         }
     }
 }
@@ -159,7 +165,8 @@ extension InterruptionPolicyTests {
             var driver = D.playingLinked(graph: Self.both)
             #expect(driver.send(.graphChanged(facts([sink(headset)], default: headset))) == [.setTarget(headset)])
             #expect(driver.send(.routeChanged(nil)) == [])
-            #expect(driver.send(.routeChanged(headset))
+            #expect(
+                driver.send(.routeChanged(headset))
                     == [.emit(.routeChanged, message: "\(speaker) → \(headset)", cause: "deviceUnavailable")])
             #expect(driver.status.route == headset)
         }
@@ -167,14 +174,16 @@ extension InterruptionPolicyTests {
         @Test func thePinnedSinkReturningIsPinnedDeviceReturned() {
             var driver = D.playingLinked(with: preferences(pinnedSink: headset), graph: onSpeaker)
             #expect(driver.send(.graphChanged(Self.both)) == [.setTarget(headset)])
-            #expect(driver.send(.routeChanged(headset))
+            #expect(
+                driver.send(.routeChanged(headset))
                     == [.emit(.routeChanged, message: "\(speaker) → \(headset)", cause: "pinnedDeviceReturned")])
         }
 
         @Test func anythingElseIsNewDefault() {
             var driver = D.playingLinked(graph: Self.both)
             #expect(driver.send(.graphChanged(facts([sink(speaker), sink(headset)], default: headset))) == [.setTarget(headset)])
-            #expect(driver.send(.routeChanged(headset))
+            #expect(
+                driver.send(.routeChanged(headset))
                     == [.emit(.routeChanged, message: "\(speaker) → \(headset)", cause: "newDefault")])
         }
 
@@ -182,7 +191,8 @@ extension InterruptionPolicyTests {
             var driver = D.playingLinked(graph: Self.both)
             #expect(driver.send(.routeChanged(nil)) == [])
             #expect(driver.status.route == nil)
-            #expect(driver.send(.routeChanged(headset))
+            #expect(
+                driver.send(.routeChanged(headset))
                     == [.emit(.routeChanged, message: "\(speaker) → \(headset)", cause: "newDefault")])
         }
 

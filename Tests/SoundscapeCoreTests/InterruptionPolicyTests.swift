@@ -2,7 +2,6 @@ import Foundation
 import Testing
 @testable import SoundscapeCore
 
-
 // Interruptions (calls, call routes, the server pausing us) and routes (which
 // sink we ask to be linked to, and why the route changed), driven through
 // `PlayerMachine` with `MachineDriver`'s fake clock. Every machine test asserts
@@ -17,8 +16,11 @@ import Testing
         var driver = D.playing()
         #expect(driver.send(.graphChanged(Self.onSpeaker)) == [.setTarget(Self.speaker)])
         #expect(driver.send(.routeChanged(Self.speaker)) == [])
-        #expect(driver.status == PlayerStatus(state: .playing, isPlaying: true, soundscape: D.rain, volume: D.half,
-                                              route: Self.speaker, wantsPlaying: true))
+        #expect(
+            driver.status
+                == PlayerStatus(
+                    state: .playing, isPlaying: true, soundscape: D.rain, volume: D.half,
+                    route: Self.speaker, wantsPlaying: true))
     }
 }
 
@@ -54,15 +56,19 @@ extension InterruptionPolicyTests {
             #expect(driver.status.state == .interrupted)
 
             let endedAt = driver.now + .seconds(60)
-            #expect(driver.send(.graphChanged(onSpeaker), after: .seconds(60))
+            #expect(
+                driver.send(.graphChanged(onSpeaker), after: .seconds(60))
                     == [.startOutput(D.rain, D.half, .prompt), .scheduleTick(at: endedAt + D.timeout)])
             #expect(driver.status.interruptions == [])
             #expect(driver.machine.isSettling(now: driver.now))
             #expect(driver.send(.graphChanged(onSpeaker)) == [])
 
             #expect(driver.send(.outputStreaming(true), after: .milliseconds(200)) == [.emit(.resumed, message: nil)])
-            #expect(driver.status == PlayerStatus(state: .playing, isPlaying: true, soundscape: D.rain, volume: D.half,
-                                                  route: speaker, wantsPlaying: true))
+            #expect(
+                driver.status
+                    == PlayerStatus(
+                        state: .playing, isPlaying: true, soundscape: D.rain, volume: D.half,
+                        route: speaker, wantsPlaying: true))
         }
 
         @Test func aCrashedCallAppIsJustNewFactsWithoutTheCall() {
@@ -72,7 +78,8 @@ extension InterruptionPolicyTests {
             driver.finishFadeOut()
             // No "call ended" signal of any kind: the next facts simply lack the stream.
             let crashedAt = driver.now + .seconds(2)
-            #expect(driver.send(.graphChanged(onSpeaker), after: .seconds(2))
+            #expect(
+                driver.send(.graphChanged(onSpeaker), after: .seconds(2))
                     == [.startOutput(D.rain, D.half, .prompt), .scheduleTick(at: crashedAt + D.timeout)])
             #expect(driver.send(.outputStreaming(true)) == [.emit(.resumed, message: nil)])
             #expect(driver.status.state == .playing)
@@ -84,9 +91,10 @@ extension InterruptionPolicyTests {
             #expect(driver.machine.output == .stopping)
             // Neither outputStreaming(false) nor outputStopped has arrived: the stream still runs.
             let endedAt = driver.now + .milliseconds(100)
-            #expect(driver.send(.graphChanged(onSpeaker), after: .milliseconds(100)) == [
-                .startOutput(D.rain, D.half, .prompt), .scheduleTick(at: endedAt + D.timeout), .emit(.resumed, message: nil),
-            ])
+            #expect(
+                driver.send(.graphChanged(onSpeaker), after: .milliseconds(100)) == [
+                    .startOutput(D.rain, D.half, .prompt), .scheduleTick(at: endedAt + D.timeout), .emit(.resumed, message: nil),
+                ])
             #expect(driver.machine.output == .active(soundscape: D.rain, streaming: true, since: endedAt))
             #expect(driver.status.state == .playing)
             // The late end of the (reversed) fade-out undoes nothing.
@@ -100,7 +108,8 @@ extension InterruptionPolicyTests {
             driver.send(.graphChanged(callOnSpeaker))
             #expect(driver.send(.outputStreaming(false), after: .milliseconds(200)) == [])
             let endedAt = driver.now + .milliseconds(50)
-            #expect(driver.send(.graphChanged(onSpeaker), after: .milliseconds(50))
+            #expect(
+                driver.send(.graphChanged(onSpeaker), after: .milliseconds(50))
                     == [.startOutput(D.rain, D.half, .prompt), .scheduleTick(at: endedAt + D.timeout)])
             #expect(driver.send(.outputStopped) == [])
             #expect(driver.send(.outputStreaming(true)) == [.emit(.resumed, message: nil)])
@@ -123,7 +132,8 @@ extension InterruptionPolicyTests {
             #expect(driver.machine.output == .idle)
             #expect(driver.status.state == .interrupted)
             let endedAt = driver.now + .seconds(1)
-            #expect(driver.send(.graphChanged(onSpeaker), after: .seconds(1))
+            #expect(
+                driver.send(.graphChanged(onSpeaker), after: .seconds(1))
                     == [.startOutput(D.rain, D.half, .gentle), .scheduleTick(at: endedAt + D.timeout)])
             #expect(driver.send(.outputStreaming(true)) == [.emit(.resumed, message: nil)])
         }
@@ -141,11 +151,12 @@ extension InterruptionPolicyTests {
             var driver = D.playingLinked(graph: onSpeaker)
             driver.send(.graphChanged(callOnSpeaker))
             driver.finishFadeOut()
-            #expect(driver.send(.setVolume(volume(70))) == [
-                .persist(driver.desired(wantsPlaying: true, volume: volume(70))),
-                .setVolume(volume(70)),
-                .emit(.volumeChanged, message: nil),
-            ])
+            #expect(
+                driver.send(.setVolume(volume(70))) == [
+                    .persist(driver.desired(wantsPlaying: true, volume: volume(70))),
+                    .setVolume(volume(70)),
+                    .emit(.volumeChanged, message: nil),
+                ])
             #expect(driver.send(.graphChanged(onSpeaker)).first == .startOutput(D.rain, volume(70), .prompt))
         }
     }
@@ -169,7 +180,8 @@ extension InterruptionPolicyTests {
             driver.finishFadeOut()
 
             let backAt = driver.now + .seconds(30)
-            #expect(driver.send(.graphChanged(facts([sink(speaker), sink(headset)], default: speaker)), after: .seconds(30))
+            #expect(
+                driver.send(.graphChanged(facts([sink(speaker), sink(headset)], default: speaker)), after: .seconds(30))
                     == [.startOutput(D.rain, D.half, .prompt), .scheduleTick(at: backAt + D.timeout)])
             #expect(driver.send(.outputStreaming(true)) == [.emit(.resumed, message: nil)])
             #expect(driver.status.state == .playing)
@@ -183,9 +195,10 @@ extension InterruptionPolicyTests {
             #expect(driver.status.interruptions == ["communicationStream", "callRoute"])
             #expect(driver.status.ducked == false)
             driver.finishFadeOut()
-            #expect(driver.send(.graphChanged(facts([sink(speaker), sink(headset)], default: headset))) == [
-                .startOutput(D.rain, D.half, .prompt), .scheduleTick(at: driver.now + D.timeout), .setTarget(headset),
-            ])
+            #expect(
+                driver.send(.graphChanged(facts([sink(speaker), sink(headset)], default: headset))) == [
+                    .startOutput(D.rain, D.half, .prompt), .scheduleTick(at: driver.now + D.timeout), .setTarget(headset),
+                ])
             #expect(driver.send(.outputStreaming(true)) == [.emit(.resumed, message: nil)])
         }
 
@@ -203,18 +216,20 @@ extension InterruptionPolicyTests {
 
             // Linked back to the speaker (the target we asked for): playing again.
             let actionsBack = driver.send(.routeChanged(speaker))
-            #expect(actionsBack == [
-                .startOutput(D.rain, D.half, .prompt), .scheduleTick(at: driver.now + D.timeout),
-                .emit(.routeChanged, message: "\(headset) → \(speaker)", cause: "newDefault"),
-            ])
+            #expect(
+                actionsBack == [
+                    .startOutput(D.rain, D.half, .prompt), .scheduleTick(at: driver.now + D.timeout),
+                    .emit(.routeChanged, message: "\(headset) → \(speaker)", cause: "newDefault"),
+                ])
             #expect(driver.send(.outputStreaming(true)) == [.emit(.resumed, message: nil)])
         }
 
         @Test
         func ourRouteBeingACallRouteIsDescribedByItsName() {
             // Pinned to the headset, which switches to its call profile under the same node.name.
-            var driver = D.playingLinked(with: preferences(pinnedSink: headset),
-                                   graph: facts([sink(speaker), sink(headset)], default: speaker), route: headset)
+            var driver = D.playingLinked(
+                with: preferences(pinnedSink: headset),
+                graph: facts([sink(speaker), sink(headset)], default: speaker), route: headset)
             let actions = driver.send(.graphChanged(facts([sink(speaker), sink(headset, callRoute: true)], default: speaker)))
             #expect(actions.emitted.map(\.cause) == ["callRoute"])
             let message = actions.emitted.first?.message ?? ""
@@ -223,8 +238,9 @@ extension InterruptionPolicyTests {
         }
 
         @Test func aPinnedSinkTurningIntoACallRouteIsNoLongerTheTarget() {
-            var driver = D.playingLinked(with: preferences(pinnedSink: headset),
-                                   graph: facts([sink(speaker), sink(headset)], default: speaker), route: headset)
+            var driver = D.playingLinked(
+                with: preferences(pinnedSink: headset),
+                graph: facts([sink(speaker), sink(headset)], default: speaker), route: headset)
             #expect(driver.machine.desiredTarget() == headset)
             let actions = driver.send(.graphChanged(facts([sink(speaker), sink(headset, callRoute: true)], default: speaker)))
             #expect(Array(actions.prefix(2)) == [.stopOutput, .setTarget(speaker)])
@@ -253,29 +269,35 @@ extension InterruptionPolicyTests {
             #expect(driver.send(.graphChanged(during)).first == .stopOutput)
             driver.finishFadeOut()
             let paused = DesiredState(intent: .paused, soundscape: D.rain, volume: D.half)
-            #expect(driver.send(.graphChanged(after)) == [
-                .persist(paused),
-                .emit(.paused, message: "the interruption ended; auto-resume is off"),
-            ])
+            #expect(
+                driver.send(.graphChanged(after)) == [
+                    .persist(paused),
+                    .emit(.paused, message: "the interruption ended; auto-resume is off"),
+                ])
             #expect(driver.desired == paused)
-            #expect(driver.status == PlayerStatus(state: .paused, isPlaying: false, soundscape: D.rain, volume: D.half,
-                                                  route: speaker, wantsPlaying: false))
+            #expect(
+                driver.status
+                    == PlayerStatus(
+                        state: .paused, isPlaying: false, soundscape: D.rain, volume: D.half,
+                        route: speaker, wantsPlaying: false))
             #expect(driver.send(.graphChanged(after)) == [])
             // The next play resumes the session.
-            #expect(driver.send(.play(D.rain)) == [
-                .persist(driver.desired(wantsPlaying: true)), .startOutput(D.rain, D.half, .gentle),
-                .scheduleTick(at: driver.now + D.timeout),
-            ])
+            #expect(
+                driver.send(.play(D.rain)) == [
+                    .persist(driver.desired(wantsPlaying: true)), .startOutput(D.rain, D.half, .gentle),
+                    .scheduleTick(at: driver.now + D.timeout),
+                ])
             #expect(driver.send(.outputStreaming(true)) == [.emit(.resumed, message: nil)])
         }
 
         @Test func offStaysPausedWhenTheCallEndsDuringTheFadeOut() {
             var driver = D.playingLinked(with: preferences(autoResume: false))
             driver.send(.graphChanged(callOnSpeaker))
-            #expect(driver.send(.graphChanged(onSpeaker)) == [
-                .persist(DesiredState(intent: .paused, soundscape: D.rain, volume: D.half)),
-                .emit(.paused, message: "the interruption ended; auto-resume is off"),
-            ])
+            #expect(
+                driver.send(.graphChanged(onSpeaker)) == [
+                    .persist(DesiredState(intent: .paused, soundscape: D.rain, volume: D.half)),
+                    .emit(.paused, message: "the interruption ended; auto-resume is off"),
+                ])
             #expect(driver.machine.output == .stopping)
         }
 
@@ -295,7 +317,8 @@ extension InterruptionPolicyTests {
             var driver = D.playingLinked(with: preferences(autoResume: false))
             driver.send(.graphChanged(callOnSpeaker))
             driver.finishFadeOut()
-            #expect(driver.send(.outputDisconnected(reason: "gone"))
+            #expect(
+                driver.send(.outputDisconnected(reason: "gone"))
                     == [.emit(.serverLost, message: "PipeWire is not available: gone")])
             #expect(driver.desired.wantsPlaying)
         }
@@ -308,13 +331,14 @@ extension InterruptionPolicyTests {
             let duck = preferences(.duck, autoResume: false)
             let actions = driver.send(.setPreferences(duck))
             #expect(driver.desired.wantsPlaying)
-            #expect(actions == [
-                .persistPreferences(duck),
-                .setVolume(volume(15)),
-                .startOutput(D.rain, volume(15), .prompt),
-                .scheduleTick(at: driver.now + D.timeout),
-                .emit(.interrupted, message: "ducked to 30% for a call", cause: "communicationStream"),
-            ])
+            #expect(
+                actions == [
+                    .persistPreferences(duck),
+                    .setVolume(volume(15)),
+                    .startOutput(D.rain, volume(15), .prompt),
+                    .scheduleTick(at: driver.now + D.timeout),
+                    .emit(.interrupted, message: "ducked to 30% for a call", cause: "communicationStream"),
+                ])
         }
     }
 }
@@ -329,16 +353,19 @@ extension InterruptionPolicyTests {
         func aLinkedStreamHeldPausedBeyondTheGraceIsServerPaused(autoResume: Bool) {
             var driver = D.playingLinked(with: preferences(autoResume: autoResume))
             let pausedAt = driver.now + .seconds(5)
-            #expect(driver.send(.outputStreaming(false), after: .seconds(5))
+            #expect(
+                driver.send(.outputStreaming(false), after: .seconds(5))
                     == [.scheduleTick(at: pausedAt + .seconds(1)), .scheduleTick(at: pausedAt + D.timeout)])
             // Within the grace period it may be a re-link: the last announced state stands.
             #expect(driver.status.state == .playing)
             #expect(driver.status.interruptions == [])
             #expect(driver.send(.tick, after: .milliseconds(999)) == [])
-            #expect(driver.send(.tick, after: .milliseconds(1))
+            #expect(
+                driver.send(.tick, after: .milliseconds(1))
                     == [.emit(.interrupted, message: "the server paused our stream", cause: "serverPaused")])
-            var expected = PlayerStatus(state: .interrupted, isPlaying: false, soundscape: D.rain, volume: D.half,
-                                        route: speaker, wantsPlaying: true)
+            var expected = PlayerStatus(
+                state: .interrupted, isPlaying: false, soundscape: D.rain, volume: D.half,
+                route: speaker, wantsPlaying: true)
             expected.interruptions = ["serverPaused"]
             #expect(driver.status == expected)
             // The start deadline passes: still the server's pause, not a failure; and nothing was stopped.
@@ -373,7 +400,8 @@ extension InterruptionPolicyTests {
 
         @Test func withoutARouteAndWithoutASinkItIsRouteChangeFailed() {
             var driver = D.playingLinked(route: nil)
-            #expect(driver.send(.graphChanged(facts([], default: nil)))
+            #expect(
+                driver.send(.graphChanged(facts([], default: nil)))
                     == [.emit(.routeChangeFailed, message: "no sink to play to; waiting for one")])
             let pausedAt = driver.now + .milliseconds(20)
             #expect(driver.send(.outputStreaming(false), after: .milliseconds(20)) == [.scheduleTick(at: pausedAt + D.timeout)])

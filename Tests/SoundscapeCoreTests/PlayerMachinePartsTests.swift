@@ -53,8 +53,9 @@ import Testing
 }
 
 @Suite struct EventAnnouncerTests {
-    static let quiet = EventAnnouncer.Situation(stalled: false, noUsableSink: false, serverUnavailable: false,
-                                                disconnectReason: nil, interruption: nil)
+    static let quiet = EventAnnouncer.Situation(
+        stalled: false, noUsableSink: false, serverUnavailable: false,
+        disconnectReason: nil, interruption: nil)
 
     @Test func theFirstAudibleMomentIsStartedAndLaterOnesResumed() {
         var announcer = EventAnnouncer()
@@ -79,7 +80,8 @@ import Testing
         var lost = Self.quiet
         lost.serverUnavailable = true
         lost.disconnectReason = "gone"
-        #expect(announcer.publish(.recovering, situation: lost, news: nil)
+        #expect(
+            announcer.publish(.recovering, situation: lost, news: nil)
                 == [.emit(.serverLost, message: "PipeWire is not available: gone")])
         #expect(announcer.serverConnected() == PlayerMachine.Announcement(.serverRestored))
         #expect(announcer.serverConnected() == nil, "the return is news once")
@@ -99,8 +101,10 @@ import Testing
 
     @Test func aMoveIsJudgedAgainstTheLastSinkNotTheGapBetween() {
         var policy = InterruptionPolicy(preferences: .default, serverPauseGrace: .seconds(1))
-        policy.graphChanged(GraphFacts(sinks: [.init(name: "a", isCallRoute: false), .init(name: "b", isCallRoute: false)],
-                                       defaultSink: "b", communicationStreams: []))
+        policy.graphChanged(
+            GraphFacts(
+                sinks: [.init(name: "a", isCallRoute: false), .init(name: "b", isCallRoute: false)],
+                defaultSink: "b", communicationStreams: []))
         #expect(policy.routeChanged(to: "a", wantsPlaying: true, now: origin) == nil, "the first link is not a change")
         #expect(policy.routeChanged(to: nil, wantsPlaying: true, now: origin) == nil)
         #expect(policy.link == .unlinked(last: "a"))
@@ -113,10 +117,12 @@ import Testing
         var policy = InterruptionPolicy(preferences: .default, serverPauseGrace: .seconds(1))
         _ = policy.routeChanged(to: "a", wantsPlaying: true, now: origin + .seconds(5))
         let paused = PlayerMachine.Output.active(soundscape: SoundscapeID("rain")!, streaming: false, since: origin)
-        #expect(policy.causes(output: paused, sessionAudible: true, now: origin + .milliseconds(5500)).isEmpty,
-                "linked half a second ago: a re-link, not a pause")
+        #expect(
+            policy.causes(output: paused, sessionAudible: true, now: origin + .milliseconds(5500)).isEmpty,
+            "linked half a second ago: a re-link, not a pause")
         #expect(policy.causes(output: paused, sessionAudible: true, now: origin + .seconds(6)) == [.serverPaused])
-        #expect(policy.causes(output: paused, sessionAudible: false, now: origin + .seconds(6)).isEmpty,
-                "a session never audible is starting, not paused")
+        #expect(
+            policy.causes(output: paused, sessionAudible: false, now: origin + .seconds(6)).isEmpty,
+            "a session never audible is starting, not paused")
     }
 }

@@ -30,9 +30,13 @@ import SoundscapeCore
     }
 
     /// Runs `steps` random inputs and returns every invariant violation found, described.
-    static func violations(seed: UInt64, steps: Int,
-                           check: (_ before: DesiredState, _ input: PlayerMachine.Input,
-                                   _ actions: [PlayerMachine.Action], _ driver: MachineDriver) -> String?) -> [String] {
+    static func violations(
+        seed: UInt64, steps: Int,
+        check: (
+            _ before: DesiredState, _ input: PlayerMachine.Input,
+            _ actions: [PlayerMachine.Action], _ driver: MachineDriver
+        ) -> String?
+    ) -> [String] {
         var generator = SplitMix64(seed: seed)
         var driver = D(wantsPlaying: Bool.random(using: &generator))
         var found: [String] = []
@@ -47,7 +51,7 @@ import SoundscapeCore
         return found
     }
 
-    static let seeds: [UInt64] = [1, 2, 3, 0xC0FFEE, 0xDEADBEEF]
+    static let seeds: [UInt64] = [1, 2, 3, 0xC0FFEE, 0xDEAD_BEEF]
 
     @Test(arguments: seeds)
     func invariantsHoldAfterEveryInput(seed: UInt64) {
@@ -60,8 +64,13 @@ import SoundscapeCore
             }
             if persists.contains(where: { $0 != driver.desired }) { return "persisted a stale state" }
             if !driver.desired.wantsPlaying, actions.startsOutput { return "started while not wanting to play" }
-            if actions.contains(where: { if case .startOutput(let id, let volume, _) = $0 {
-                id != driver.desired.soundscape || volume != driver.desired.volume } else { false } }) {
+            if actions.contains(where: {
+                if case .startOutput(let id, let volume, _) = $0 {
+                    id != driver.desired.soundscape || volume != driver.desired.volume
+                } else {
+                    false
+                }
+            }) {
                 return "started something other than the desired soundscape/volume"
             }
             let deadlines = [driver.now + D.timeout, driver.now + driver.machine.configuration.serverPauseGrace]
@@ -71,7 +80,8 @@ import SoundscapeCore
             if status.isPlaying != (status.state == .playing) { return "isPlaying disagrees with state" }
             if !status.wantsPlaying, status.state != .stopped { return "not wanting to play but \(status.state)" }
             if status.wantsPlaying != driver.desired.wantsPlaying || status.soundscape != driver.desired.soundscape
-                || status.volume != driver.desired.volume {
+                || status.volume != driver.desired.volume
+            {
                 return "status does not reflect desired"
             }
             return nil
@@ -100,7 +110,10 @@ import SoundscapeCore
             reasons.formUnion(actions.emits)
         }
         #expect(seen == [.stopped, .playing, .recovering, .interrupted])
-        #expect(reasons.isSuperset(of: [.started, .stopped, .resumed, .resumeFailed, .routeChanged,
-                                        .decodeError, .volumeChanged, .soundscapeChanged]))
+        #expect(
+            reasons.isSuperset(of: [
+                .started, .stopped, .resumed, .resumeFailed, .routeChanged,
+                .decodeError, .volumeChanged, .soundscapeChanged,
+            ]))
     }
 }

@@ -44,7 +44,8 @@ extension PlayerMachineTests {
 
     @Test func losingTheServerWhilePlayingIsRecoveringAndResumesAfterReconnect() {
         var driver = D.playing()
-        #expect(driver.send(.outputDisconnected(reason: "server gone"))
+        #expect(
+            driver.send(.outputDisconnected(reason: "server gone"))
                 == [.emit(.serverLost, message: "PipeWire is not available: server gone")])
         #expect(driver.machine.output == .unavailable)
         #expect(driver.status.state == .recovering)
@@ -52,8 +53,11 @@ extension PlayerMachineTests {
         // Desired state is untouched: nothing persisted on reconnect either.
         let reconnected = driver.send(.outputConnected, after: .seconds(2))
         // A return, not the user's start: it fades in promptly.
-        #expect(reconnected == [.startOutput(D.rain, D.half, .prompt), .scheduleTick(at: driver.now + D.timeout),
-                                .emit(.serverRestored, message: nil)])
+        #expect(
+            reconnected == [
+                .startOutput(D.rain, D.half, .prompt), .scheduleTick(at: driver.now + D.timeout),
+                .emit(.serverRestored, message: nil),
+            ])
         #expect(driver.send(.outputStreaming(true)) == [.emit(.resumed, message: nil)])
         #expect(driver.status.state == .playing)
     }
@@ -65,8 +69,9 @@ extension PlayerMachineTests {
     @Test func aUsersStartFadesInGentlyAndEveryReturnPromptly() {
         var driver = D()
         driver.send(.play(D.rain))
-        #expect(driver.send(.outputConnected, after: .seconds(1)).first == .startOutput(D.rain, D.half, .gentle),
-                "the user's play, not heard yet, waited for the server")
+        #expect(
+            driver.send(.outputConnected, after: .seconds(1)).first == .startOutput(D.rain, D.half, .gentle),
+            "the user's play, not heard yet, waited for the server")
         driver.send(.outputStreaming(true))
         driver.send(.outputDisconnected(reason: "server gone"))
         #expect(driver.send(.outputConnected, after: .seconds(1)).first == .startOutput(D.rain, D.half, .prompt))
@@ -107,9 +112,10 @@ extension PlayerMachineTests {
         var driver = D.playing()
         driver.send(.outputServerUnresponsive)
         let stalledAt = driver.now + .seconds(4)
-        #expect(driver.send(.outputStalled, after: .seconds(4)) == [
-            .revive(.reactivate), .scheduleTick(at: stalledAt + .seconds(3)),
-        ])
+        #expect(
+            driver.send(.outputStalled, after: .seconds(4)) == [
+                .revive(.reactivate), .scheduleTick(at: stalledAt + .seconds(3)),
+            ])
     }
 
     // MARK: Route
@@ -146,11 +152,12 @@ extension PlayerMachineTests {
     @Test func decodeFailureOfTheCurrentSoundscapeFallsBack() {
         var driver = D.playing()
         let actions = driver.send(.decodeFailed(D.rain, message: "damaged", fallback: D.ocean))
-        #expect(actions == [
-            .persist(driver.desired(wantsPlaying: true, soundscape: D.ocean)),
-            .switchSoundscape(D.ocean, D.half),
-            .emit(.decodeError, message: "damaged"),
-        ])
+        #expect(
+            actions == [
+                .persist(driver.desired(wantsPlaying: true, soundscape: D.ocean)),
+                .switchSoundscape(D.ocean, D.half),
+                .emit(.decodeError, message: "damaged"),
+            ])
         #expect(driver.desired.soundscape == D.ocean)
         #expect(driver.status.state == .playing)
     }
@@ -159,20 +166,22 @@ extension PlayerMachineTests {
         var driver = D()
         driver.send(.outputConnected)
         let actions = driver.send(.decodeFailed(D.rain, message: "damaged", fallback: D.ocean))
-        #expect(actions == [
-            .persist(driver.desired(wantsPlaying: false, soundscape: D.ocean)),
-            .emit(.decodeError, message: "damaged"),
-        ])
+        #expect(
+            actions == [
+                .persist(driver.desired(wantsPlaying: false, soundscape: D.ocean)),
+                .emit(.decodeError, message: "damaged"),
+            ])
     }
 
     @Test func decodeFailureWithoutFallbackStopsWithADecodeErrorEvent() {
         var driver = D.playing()
         let actions = driver.send(.decodeFailed(D.rain, message: "damaged", fallback: nil))
-        #expect(actions == [
-            .persist(driver.desired(wantsPlaying: false)),
-            .stopOutput,
-            .emit(.decodeError, message: "damaged"),
-        ])
+        #expect(
+            actions == [
+                .persist(driver.desired(wantsPlaying: false)),
+                .stopOutput,
+                .emit(.decodeError, message: "damaged"),
+            ])
         #expect(driver.status.state == .stopped)
         #expect(driver.status.wantsPlaying == false)
     }
@@ -187,9 +196,10 @@ extension PlayerMachineTests {
 
     @Test func decodeFailureOfAnotherSoundscapeOnlyAnnounces() {
         var driver = D.playing()
-        #expect(driver.send(.decodeFailed(D.wind, message: "bad wind", fallback: D.ocean)) == [
-            .emit(.decodeError, message: "bad wind"),
-        ])
+        #expect(
+            driver.send(.decodeFailed(D.wind, message: "bad wind", fallback: D.ocean)) == [
+                .emit(.decodeError, message: "bad wind")
+            ])
         #expect(driver.desired == driver.desired(wantsPlaying: true))
     }
 

@@ -13,23 +13,30 @@ import SoundscapeCore
 
         let start = driver.now
         let actions = driver.send(.play(D.rain))
-        #expect(actions == [
-            .persist(driver.desired(wantsPlaying: true)),
-            .startOutput(D.rain, D.half, .gentle),
-            .scheduleTick(at: start + D.timeout),
-        ])
+        #expect(
+            actions == [
+                .persist(driver.desired(wantsPlaying: true)),
+                .startOutput(D.rain, D.half, .gentle),
+                .scheduleTick(at: start + D.timeout),
+            ])
         #expect(driver.machine.isSettling(now: driver.now))
         // Still settling: the status does not announce a transient.
-        #expect(driver.status == PlayerStatus(state: .stopped, isPlaying: false, soundscape: D.rain,
-                                              volume: D.half, route: nil, wantsPlaying: true))
+        #expect(
+            driver.status
+                == PlayerStatus(
+                    state: .stopped, isPlaying: false, soundscape: D.rain,
+                    volume: D.half, route: nil, wantsPlaying: true))
 
         // A tick inside the grace period changes nothing.
         #expect(driver.send(.tick, after: .seconds(1)) == [])
 
         #expect(driver.send(.outputStreaming(true), after: .milliseconds(500)) == [.emit(.started, message: nil)])
         #expect(!driver.machine.isSettling(now: driver.now))
-        #expect(driver.status == PlayerStatus(state: .playing, isPlaying: true, soundscape: D.rain,
-                                              volume: D.half, route: nil, wantsPlaying: true))
+        #expect(
+            driver.status
+                == PlayerStatus(
+                    state: .playing, isPlaying: true, soundscape: D.rain,
+                    volume: D.half, route: nil, wantsPlaying: true))
         // Repeating the fact is not news.
         #expect(driver.send(.outputStreaming(true)) == [])
     }
@@ -45,10 +52,11 @@ import SoundscapeCore
         #expect(driver.send(.tick, after: .seconds(10)) == [])
 
         let connectedAt = driver.now + .seconds(1)
-        #expect(driver.send(.outputConnected, after: .seconds(1)) == [
-            .startOutput(D.rain, D.half, .gentle), .scheduleTick(at: connectedAt + D.timeout),
-            .emit(.serverRestored, message: nil),
-        ])
+        #expect(
+            driver.send(.outputConnected, after: .seconds(1)) == [
+                .startOutput(D.rain, D.half, .gentle), .scheduleTick(at: connectedAt + D.timeout),
+                .emit(.serverRestored, message: nil),
+            ])
         #expect(driver.status.state == .recovering)
         // The session's first audible moment is its start, however long it took.
         #expect(driver.send(.outputStreaming(true), after: .milliseconds(200)) == [.emit(.started, message: nil)])
@@ -76,12 +84,16 @@ import SoundscapeCore
 
     @Test func stopWhilePlayingStopsPersistsAndAnnouncesAtOnce() {
         var driver = D.playing()
-        #expect(driver.send(.stop) == [
-            .persist(driver.desired(wantsPlaying: false)), .stopOutput, .emit(.stopped, message: nil),
-        ])
+        #expect(
+            driver.send(.stop) == [
+                .persist(driver.desired(wantsPlaying: false)), .stopOutput, .emit(.stopped, message: nil),
+            ])
         #expect(driver.machine.output == .stopping)
-        #expect(driver.status == PlayerStatus(state: .stopped, isPlaying: false, soundscape: D.rain,
-                                              volume: D.half, route: nil, wantsPlaying: false))
+        #expect(
+            driver.status
+                == PlayerStatus(
+                    state: .stopped, isPlaying: false, soundscape: D.rain,
+                    volume: D.half, route: nil, wantsPlaying: false))
         #expect(driver.send(.outputStreaming(false)) == [])
         #expect(driver.send(.outputStopped, after: .milliseconds(250)) == [])
         #expect(driver.machine.output == .idle)
@@ -96,12 +108,13 @@ import SoundscapeCore
         // The stream still runs during the fade, so the restart is audible at once: no waiting for a fact
         // that will not come (the graph never stopped scheduling us).
         let actions = driver.send(.play(D.rain), after: .milliseconds(100))
-        #expect(actions == [
-            .persist(driver.desired(wantsPlaying: true)),
-            .startOutput(D.rain, D.half, .gentle),
-            .scheduleTick(at: driver.now + D.timeout),
-            .emit(.started, message: nil),
-        ])
+        #expect(
+            actions == [
+                .persist(driver.desired(wantsPlaying: true)),
+                .startOutput(D.rain, D.half, .gentle),
+                .scheduleTick(at: driver.now + D.timeout),
+                .emit(.started, message: nil),
+            ])
         #expect(driver.machine.output == .active(soundscape: D.rain, streaming: true, since: driver.now))
         // A late "fade-out ended" must not undo the restart.
         #expect(driver.send(.outputStopped) == [])
@@ -116,11 +129,12 @@ import SoundscapeCore
         driver.send(.outputStreaming(false))
         driver.send(.outputStopped)
         let actions = driver.send(.play(D.rain), after: .milliseconds(100))
-        #expect(actions == [
-            .persist(driver.desired(wantsPlaying: true)),
-            .startOutput(D.rain, D.half, .gentle),
-            .scheduleTick(at: driver.now + D.timeout),
-        ])
+        #expect(
+            actions == [
+                .persist(driver.desired(wantsPlaying: true)),
+                .startOutput(D.rain, D.half, .gentle),
+                .scheduleTick(at: driver.now + D.timeout),
+            ])
         #expect(driver.machine.output == .active(soundscape: D.rain, streaming: false, since: driver.now))
         #expect(driver.send(.outputStreaming(true)) == [.emit(.started, message: nil)])
     }
@@ -142,8 +156,11 @@ import SoundscapeCore
         #expect(driver.send(.pause) == [.persist(paused), .stopOutput, .emit(.paused, message: nil)])
         #expect(driver.machine.output == .stopping)
         #expect(driver.desired.wantsSession && !driver.desired.wantsPlaying)
-        #expect(driver.status == PlayerStatus(state: .paused, isPlaying: false, soundscape: D.rain,
-                                              volume: D.half, route: nil, wantsPlaying: false))
+        #expect(
+            driver.status
+                == PlayerStatus(
+                    state: .paused, isPlaying: false, soundscape: D.rain,
+                    volume: D.half, route: nil, wantsPlaying: false))
         driver.send(.outputStreaming(false))
         #expect(driver.send(.outputStopped) == [])
         #expect(driver.machine.output == .idle)
@@ -157,10 +174,11 @@ import SoundscapeCore
         driver.send(.pause)
         driver.send(.outputStreaming(false))
         driver.send(.outputStopped)
-        #expect(driver.send(.play(D.rain), after: .seconds(5)) == [
-            .persist(driver.desired(wantsPlaying: true)), .startOutput(D.rain, D.half, .gentle),
-            .scheduleTick(at: driver.now + D.timeout),
-        ])
+        #expect(
+            driver.send(.play(D.rain), after: .seconds(5)) == [
+                .persist(driver.desired(wantsPlaying: true)), .startOutput(D.rain, D.half, .gentle),
+                .scheduleTick(at: driver.now + D.timeout),
+            ])
         // The session was audible before the pause: its return is `resumed`, not `started`.
         #expect(driver.send(.outputStreaming(true)) == [.emit(.resumed, message: nil)])
         #expect(driver.status.state == .playing)
@@ -177,8 +195,9 @@ import SoundscapeCore
 
     @Test func aRestoredPauseStaysSilentWhenTheOutputConnects() {
         var driver = D(soundscape: D.wind)
-        driver.machine = PlayerMachine(desired: DesiredState(intent: .paused, soundscape: D.wind, volume: D.half),
-                                       configuration: .init(startTimeout: D.timeout))
+        driver.machine = PlayerMachine(
+            desired: DesiredState(intent: .paused, soundscape: D.wind, volume: D.half),
+            configuration: .init(startTimeout: D.timeout))
         #expect(driver.status.state == .paused)
         #expect(driver.send(.outputConnected) == [.emit(.paused, message: nil)])
         #expect(driver.machine.output == .idle)
@@ -187,8 +206,9 @@ import SoundscapeCore
     @Test func anInterruptionDuringAPauseIsNotNews() {
         var driver = D.playing()
         driver.send(.pause)
-        let call = GraphFacts(sinks: [.init(name: "speaker", isCallRoute: false)], defaultSink: "speaker",
-                              communicationStreams: ["Linphone"])
+        let call = GraphFacts(
+            sinks: [.init(name: "speaker", isCallRoute: false)], defaultSink: "speaker",
+            communicationStreams: ["Linphone"])
         #expect(driver.send(.graphChanged(call)).emits == [])
         #expect(driver.status.state == .paused)
     }
@@ -198,11 +218,12 @@ import SoundscapeCore
     @Test func volumeChangeSetsPersistsAndAnnounces() {
         var driver = D.playing()
         let seventy = Volume(percent: 70)!
-        #expect(driver.send(.setVolume(seventy)) == [
-            .persist(driver.desired(wantsPlaying: true, volume: seventy)),
-            .setVolume(seventy),
-            .emit(.volumeChanged, message: nil),
-        ])
+        #expect(
+            driver.send(.setVolume(seventy)) == [
+                .persist(driver.desired(wantsPlaying: true, volume: seventy)),
+                .setVolume(seventy),
+                .emit(.volumeChanged, message: nil),
+            ])
         #expect(driver.status.volume == seventy)
         #expect(driver.send(.setVolume(seventy)) == [])
     }
@@ -218,11 +239,12 @@ import SoundscapeCore
     @Test func switchingSoundscapeWhilePlayingCrossfadesWithoutRestarting() {
         var driver = D.playing()
         let actions = driver.send(.play(D.ocean))
-        #expect(actions == [
-            .persist(driver.desired(wantsPlaying: true, soundscape: D.ocean)),
-            .switchSoundscape(D.ocean, D.half),
-            .emit(.soundscapeChanged, message: nil),
-        ])
+        #expect(
+            actions == [
+                .persist(driver.desired(wantsPlaying: true, soundscape: D.ocean)),
+                .switchSoundscape(D.ocean, D.half),
+                .emit(.soundscapeChanged, message: nil),
+            ])
         #expect(driver.status.soundscape == D.ocean)
         #expect(driver.status.state == .playing)
     }
@@ -236,11 +258,12 @@ import SoundscapeCore
         var driver = D()
         driver.send(.outputConnected)
         let actions = driver.send(.play(D.ocean))
-        #expect(actions == [
-            .persist(driver.desired(wantsPlaying: true, soundscape: D.ocean)),
-            .startOutput(D.ocean, D.half, .gentle),
-            .scheduleTick(at: driver.now + D.timeout),
-        ])
+        #expect(
+            actions == [
+                .persist(driver.desired(wantsPlaying: true, soundscape: D.ocean)),
+                .startOutput(D.ocean, D.half, .gentle),
+                .scheduleTick(at: driver.now + D.timeout),
+            ])
         #expect(driver.send(.outputStreaming(true)) == [.emit(.started, message: nil)])
     }
 }

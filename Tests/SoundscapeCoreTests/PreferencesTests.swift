@@ -8,7 +8,8 @@ private typealias Fixtures = InterruptionPolicyTests
 /// The user's preferences: their values by name, as `soundscapectl set` gives them, and their JSON.
 @Suite struct PreferencesTests {
     private static func applying(_ name: String, _ value: String, to start: Preferences = .default)
-        -> Result<Preferences, Preferences.ValueError> {
+        -> Result<Preferences, Preferences.ValueError>
+    {
         var preferences = start
         do throws(Preferences.ValueError) {
             try preferences.set(name, to: value)
@@ -25,8 +26,11 @@ private typealias Fixtures = InterruptionPolicyTests
 
     @Test func defaults() {
         #expect(Preferences.default == Fixtures.preferences(.pause, duckLevel: 30, autoResume: true, pinnedSink: nil))
-        #expect(Preferences.names == ["interruption-mode", "duck-level", "auto-resume", "pinned-sink", "keep-awake",
-                                      "notifications", "signer-down-sound"])
+        #expect(
+            Preferences.names == [
+                "interruption-mode", "duck-level", "auto-resume", "pinned-sink", "keep-awake",
+                "notifications", "signer-down-sound",
+            ])
         #expect(Preferences.default.signerDownSound == .cue)
     }
 
@@ -45,8 +49,9 @@ private typealias Fixtures = InterruptionPolicyTests
             #expect(Self.applying("duck-level", value) == .success(Fixtures.preferences(duckLevel: level)))
         }
         for bad in ["", "%", "101", "-1", "150%", "50%%", "half", "5 0", "0x10"] {
-            #expect(Self.applying("duck-level", bad) == Self.refused("duck-level must be a percentage from 0 to 100"),
-                    "\(bad)")
+            #expect(
+                Self.applying("duck-level", bad) == Self.refused("duck-level must be a percentage from 0 to 100"),
+                "\(bad)")
         }
     }
 
@@ -94,7 +99,8 @@ private typealias Fixtures = InterruptionPolicyTests
             #expect(Self.applying("signer-down-sound", sound.rawValue.uppercased()) == .success(expected))
         }
         for bad in ["", "chime", "on", "mute"] {
-            #expect(Self.applying("signer-down-sound", bad)
+            #expect(
+                Self.applying("signer-down-sound", bad)
                     == Self.refused("signer-down-sound must be one of cue, silence, keep"))
         }
         var silence = Preferences.default
@@ -104,31 +110,47 @@ private typealias Fixtures = InterruptionPolicyTests
 
     @Test func unknownNames() {
         for name in ["volume", "", "Duck-Level", "interruption_mode"] {
-            #expect(Self.applying(name, "on") == Self.refused(
-                "unknown preference '\(name)' (known: interruption-mode, duck-level, auto-resume, pinned-sink, keep-awake, notifications, signer-down-sound)"))
+            #expect(
+                Self.applying(name, "on")
+                    == Self.refused(
+                        "unknown preference '\(name)' (known: interruption-mode, duck-level, auto-resume, pinned-sink, keep-awake, notifications, signer-down-sound)"
+                    ))
         }
     }
 
     @Test func jsonWritesPinnedSinkAsExplicitNull() throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        #expect(String(decoding: try encoder.encode(Preferences.default), as: UTF8.self)
-                == #"{"autoResume":true,"duckLevel":30,"interruptionMode":"pause","keepAwake":false,"notifications":true,"pinnedSink":null,"signerDownSound":"cue"}"#)
+        #expect(
+            String(decoding: try encoder.encode(Preferences.default), as: UTF8.self)
+                == #"{"autoResume":true,"duckLevel":30,"interruptionMode":"pause","keepAwake":false,"notifications":true,"pinnedSink":null,"signerDownSound":"cue"}"#
+        )
         let pinned = Fixtures.preferences(.duck, duckLevel: 45, autoResume: false, pinnedSink: Fixtures.usb)
         #expect(try JSONDecoder().decode(Preferences.self, from: encoder.encode(pinned)) == pinned)
-        #expect(try JSONDecoder().decode(Preferences.self, from: Data(
-            #"{"autoResume":true,"duckLevel":30,"interruptionMode":"pause","pinnedSink":null}"#.utf8)) == .default)
-        #expect(try JSONDecoder().decode(Preferences.self, from: Data(
-            #"{"autoResume":true,"duckLevel":30,"interruptionMode":"ignore"}"#.utf8)) == Fixtures.preferences(.ignore))
+        #expect(
+            try JSONDecoder().decode(
+                Preferences.self,
+                from: Data(
+                    #"{"autoResume":true,"duckLevel":30,"interruptionMode":"pause","pinnedSink":null}"#.utf8)) == .default)
+        #expect(
+            try JSONDecoder().decode(
+                Preferences.self,
+                from: Data(
+                    #"{"autoResume":true,"duckLevel":30,"interruptionMode":"ignore"}"#.utf8)) == Fixtures.preferences(.ignore))
         #expect(throws: DecodingError.self) {
-            try JSONDecoder().decode(Preferences.self, from: Data(
-                #"{"autoResume":true,"duckLevel":30,"interruptionMode":"loud","pinnedSink":null}"#.utf8))
+            try JSONDecoder().decode(
+                Preferences.self,
+                from: Data(
+                    #"{"autoResume":true,"duckLevel":30,"interruptionMode":"loud","pinnedSink":null}"#.utf8))
         }
     }
 
     @Test func interruptionCauseOrder() {
-        #expect(InterruptionCause.allCases == [.communicationStream, .callRoute, .serverPaused, .signerDown, .muted,
-                                               .roleCorked])
+        #expect(
+            InterruptionCause.allCases == [
+                .communicationStream, .callRoute, .serverPaused, .signerDown, .muted,
+                .roleCorked,
+            ])
         #expect(InterruptionCause.communicationStream < .callRoute)
         #expect(InterruptionCause.callRoute < .serverPaused)
         #expect(!(InterruptionCause.serverPaused < .communicationStream))

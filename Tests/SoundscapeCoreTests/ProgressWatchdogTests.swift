@@ -42,7 +42,8 @@ import Testing
     @Test func aStallWhileTheServerAnswersIsReportedOnce() {
         var watchdog = watching()
         var now = origin + grace
-        #expect(watchdog.deadlinePassed(cyclesRan: false, now: now)
+        #expect(
+            watchdog.deadlinePassed(cyclesRan: false, now: now)
                 == [.probeServer(answerDue: now + recheck), .watchForCycle])
         #expect(!watchdog.hasReported, "nothing said yet: the server may only be slow to answer")
         watchdog.probeSent(sequence: 7)
@@ -75,7 +76,8 @@ import Testing
         #expect(watchdog.serverAnswered(sequence: 3, now: now) == [.cancelProbe, .armDeadline(at: now + recheck)])
         #expect(watchdog.state == .serverBack)
         // And its cycles come back: audio flows, which is news after the report.
-        #expect(watchdog.cycleRan(now: now + .milliseconds(40))
+        #expect(
+            watchdog.cycleRan(now: now + .milliseconds(40))
                 == [.cancelProbe, .report(.flowing), .armDeadline(at: now + .milliseconds(40) + grace)])
     }
 

@@ -22,13 +22,16 @@ private func roleNodes(_ sinks: [RoleSink] = [.multimedia, .navigation, .communi
 
 /// A stream of another application (node `id`, with `role`), playing.
 private func stream(_ id: UInt32, role: String) -> GraphNode {
-    GraphNode(id: id, properties: ["node.name": "app-\(id)", "media.class": "Stream/Output/Audio", "media.role": role],
-              isRunning: true)
+    GraphNode(
+        id: id, properties: ["node.name": "app-\(id)", "media.class": "Stream/Output/Audio", "media.role": role],
+        isRunning: true)
 }
 
 /// The role sinks with other streams linked into some of them: `streams` maps a sink to the streams in it.
-private func facts(_ streams: [String: [GraphNode]] = [:], default defaultSink: String = multimedia,
-                   suspended: Bool = false) -> GraphFacts {
+private func facts(
+    _ streams: [String: [GraphNode]] = [:], default defaultSink: String = multimedia,
+    suspended: Bool = false
+) -> GraphFacts {
     let sinks = roleNodes()
     var nodes = [speaker] + sinks
     var links: [GraphLink] = []
@@ -37,8 +40,9 @@ private func facts(_ streams: [String: [GraphNode]] = [:], default defaultSink: 
         nodes += linked
         links += linked.map { GraphLink(output: $0.id, input: target.id) }
     }
-    return GraphFacts(nodes: nodes, links: links, defaultSink: defaultSink, playbackSuspended: suspended,
-                      detection: CallDetection())
+    return GraphFacts(
+        nodes: nodes, links: links, defaultSink: defaultSink, playbackSuspended: suspended,
+        detection: CallDetection())
 }
 
 @Suite struct RoleCorkTests {
@@ -49,10 +53,12 @@ private func facts(_ streams: [String: [GraphNode]] = [:], default defaultSink: 
         #expect(graph.sink(named: multimedia)?.rolePolicy == RolePolicy(priority: 10, samePriority: .mix, lowerPriority: .mix))
         #expect(graph.sink(named: alert)?.rolePolicy == RolePolicy(priority: 100, samePriority: .mix, lowerPriority: .cork))
         #expect(graph.sink(named: "speaker")?.rolePolicy == nil)
-        #expect(RolePolicy(properties: ["policy.role-based.target": "True"])
+        #expect(
+            RolePolicy(properties: ["policy.role-based.target": "True"])
                 == RolePolicy(priority: 0, samePriority: .mix, lowerPriority: .mix))
-        #expect(RolePolicy(properties: ["policy.role-based.target": "1", "policy.role-based.action.lower-priority": "fade"])?
-                    .lowerPriority == .mix)
+        #expect(
+            RolePolicy(properties: ["policy.role-based.target": "1", "policy.role-based.action.lower-priority": "fade"])?
+                .lowerPriority == .mix)
         #expect(RolePolicy(properties: ["policy.role-based.target": "false", "policy.role-based.priority": "10"]) == nil)
     }
 
@@ -61,8 +67,9 @@ private func facts(_ streams: [String: [GraphNode]] = [:], default defaultSink: 
         #expect(graph.sink(named: alert)?.linkedStreams == 1)
         #expect(graph.sink(named: multimedia)?.linkedStreams == 2)
         // A sink outside the policy: nothing to count.
-        let plain = GraphFacts(nodes: [speaker, stream(200, role: "Music")], links: [GraphLink(output: 200, input: 40)],
-                               defaultSink: "speaker", detection: CallDetection())
+        let plain = GraphFacts(
+            nodes: [speaker, stream(200, role: "Music")], links: [GraphLink(output: 200, input: 40)],
+            defaultSink: "speaker", detection: CallDetection())
         #expect(plain.sink(named: "speaker")?.linkedStreams == 0)
     }
 
@@ -70,7 +77,8 @@ private func facts(_ streams: [String: [GraphNode]] = [:], default defaultSink: 
 
     @Test func aHigherPriorityStreamWhoseSinkCorksCorksUs() {
         #expect(facts([alert: [stream(200, role: "Alert")]]).roleCork(ofLinkInto: multimedia) == .outranked(by: alert))
-        #expect(facts([RoleSink.communication.name: [stream(200, role: "Communication")]]).roleCork(ofLinkInto: multimedia)
+        #expect(
+            facts([RoleSink.communication.name: [stream(200, role: "Communication")]]).roleCork(ofLinkInto: multimedia)
                 == .outranked(by: RoleSink.communication.name))
     }
 
@@ -117,12 +125,17 @@ private func facts(_ streams: [String: [GraphNode]] = [:], default defaultSink: 
         // WirePlumber deactivates our link (its PipeWire links go), then links the alert.
         #expect(driver.send(.routeChanged(nil)) == [])
         let corked = driver.send(.graphChanged(facts([alert: [stream(200, role: "Alert")]])))
-        #expect(corked == [.emit(.interrupted, message: "the role-based policy corked our link to \(multimedia) for a stream in \(alert)",
-                                 cause: "roleCorked")])
+        #expect(
+            corked == [
+                .emit(
+                    .interrupted, message: "the role-based policy corked our link to \(multimedia) for a stream in \(alert)",
+                    cause: "roleCorked")
+            ])
         #expect(driver.status.state == .interrupted)
         #expect(driver.status.interruptions == ["roleCorked"])
-        #expect(driver.machine.output == .active(soundscape: MachineDriver.rain, streaming: true, since: driver.origin + .milliseconds(100)),
-                "the stream is left as it is, ready for its link")
+        #expect(
+            driver.machine.output == .active(soundscape: MachineDriver.rain, streaming: true, since: driver.origin + .milliseconds(100)),
+            "the stream is left as it is, ready for its link")
 
         // The graph stops running us; the watchdog reports a stall: nothing is replaced.
         let pausedAt = driver.now + .milliseconds(50)
@@ -170,16 +183,21 @@ private func facts(_ streams: [String: [GraphNode]] = [:], default defaultSink: 
         // The same stall while nothing corks us starts the watchdog, as before.
         var uncorked = Self.playingIntoMultimedia()
         let stalledAt = uncorked.now + .seconds(4)
-        #expect(uncorked.send(.outputStalled, after: .seconds(4))
+        #expect(
+            uncorked.send(.outputStalled, after: .seconds(4))
                 == [.revive(.reactivate), .scheduleTick(at: stalledAt + .seconds(3)), .emit(.stalled, message: nil)])
     }
 
     @Test func suspendedPlaybackIsACorkToo() {
         var driver = Self.playingIntoMultimedia()
         driver.send(.routeChanged(nil))
-        #expect(driver.send(.graphChanged(facts(suspended: true)))
-                == [.emit(.interrupted, message: "the role-based policy corked our link to \(multimedia): playback is suspended",
-                          cause: "roleCorked")])
+        #expect(
+            driver.send(.graphChanged(facts(suspended: true)))
+                == [
+                    .emit(
+                        .interrupted, message: "the role-based policy corked our link to \(multimedia): playback is suspended",
+                        cause: "roleCorked")
+                ])
     }
 
     @Test func aCallPausesUsFirstAndTheCorkIsNamedBesideIt() {

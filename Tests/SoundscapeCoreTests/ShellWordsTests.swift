@@ -13,8 +13,10 @@ import SoundscapeCore
         ("\ta\t", ["a"]),
         ("", []),
         ("   \t ", []),
-        ("/usr/bin/my-signer --relay \"wss://relay.example\" --verbose",
-         ["/usr/bin/my-signer", "--relay", "wss://relay.example", "--verbose"]),
+        (
+            "/usr/bin/my-signer --relay \"wss://relay.example\" --verbose",
+            ["/usr/bin/my-signer", "--relay", "wss://relay.example", "--verbose"]
+        ),
         ("été 'ü x'", ["été", "ü x"]),
     ])
     func plainWords(text: String, words: [String]) throws {

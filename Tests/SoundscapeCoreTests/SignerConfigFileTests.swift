@@ -35,8 +35,10 @@ import SoundscapeCore
         #expect(config.signerStartGrace == .seconds(20))
     }
 
-    @Test(arguments: [("events", SignerStdin.events), ("null", .null), ("file:/p", .file("/p")),
-                      ("file:/a b/c#d", .file("/a b/c#d"))])
+    @Test(arguments: [
+        ("events", SignerStdin.events), ("null", .null), ("file:/p", .file("/p")),
+        ("file:/a b/c#d", .file("/a b/c#d")),
+    ])
     func stdinValues(text: String, expected: SignerStdin) throws {
         #expect(try ConfigFile(parsing: "signer-stdin = \(text)").signerStdin == expected)
         #expect(SignerStdin(parsing: text)?.description == text)
@@ -47,7 +49,10 @@ import SoundscapeCore
         ("signer-stdin = file:", "signer-stdin expects events, null or file:PATH (an absolute path), got 'file:'"),
         ("signer-stdin = file:relative/pass", "signer-stdin expects events, null or file:PATH (an absolute path), got 'file:relative/pass'"),
         ("signer-stdin = Events", "signer-stdin expects events, null or file:PATH (an absolute path), got 'Events'"),
-        ("signer-stop-signal = SIGKILL", "signer-stop-signal: unknown signal 'SIGKILL' (expected SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1 or SIGUSR2 (the SIG prefix is optional))"),
+        (
+            "signer-stop-signal = SIGKILL",
+            "signer-stop-signal: unknown signal 'SIGKILL' (expected SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1 or SIGUSR2 (the SIG prefix is optional))"
+        ),
         ("signer-stop-signal = 15", "signer-stop-signal: unknown signal '15'"),
         ("signer-type = forking", "signer-type expects simple or notify, got 'forking'"),
         ("signer-crash-limit = -1", "signer-crash-limit expects a whole number from 0 to 1000, got '-1'"),
@@ -70,10 +75,18 @@ import SoundscapeCore
 
     @Test func aStdinFileIsCheckedWhenAskedAndItsProblemNamesTheLine() throws {
         var asked: [String] = []
-        let ok = try ConfigFile(parsing: "signer-stdin = file:/ok", checkFile: { asked.append($0); return nil })
+        let ok = try ConfigFile(
+            parsing: "signer-stdin = file:/ok",
+            checkFile: {
+                asked.append($0); return nil
+            })
         #expect(ok.signerStdin == .file("/ok"))
         #expect(asked == ["/ok"])
-        _ = try ConfigFile(parsing: "signer-stdin = null", checkFile: { asked.append($0); return "never" })
+        _ = try ConfigFile(
+            parsing: "signer-stdin = null",
+            checkFile: {
+                asked.append($0); return "never"
+            })
         #expect(asked == ["/ok"], "only a file is checked")
         do {
             _ = try ConfigFile(parsing: "# passphrase\nsigner-stdin = file:/p", checkFile: { _ in "it is not a regular file" })
@@ -87,11 +100,14 @@ import SoundscapeCore
         #expect(SignerStdin.fileProblem(isRegular: true, owner: 1000, mode: 0o100600, user: 1000) == nil)
         #expect(SignerStdin.fileProblem(isRegular: true, owner: 1000, mode: 0o100400, user: 1000) == nil)
         #expect(SignerStdin.fileProblem(isRegular: false, owner: 1000, mode: 0o010600, user: 1000) == "it is not a regular file")
-        #expect(SignerStdin.fileProblem(isRegular: true, owner: 0, mode: 0o100600, user: 1000)
+        #expect(
+            SignerStdin.fileProblem(isRegular: true, owner: 0, mode: 0o100600, user: 1000)
                 == "it is owned by uid 0, not by the user running soundscaped (uid 1000)")
-        #expect(SignerStdin.fileProblem(isRegular: true, owner: 1000, mode: 0o100640, user: 1000)
+        #expect(
+            SignerStdin.fileProblem(isRegular: true, owner: 1000, mode: 0o100640, user: 1000)
                 == "its group or others have access (mode 0640); chmod 600 it")
-        #expect(SignerStdin.fileProblem(isRegular: true, owner: 1000, mode: 0o100604, user: 1000)
+        #expect(
+            SignerStdin.fileProblem(isRegular: true, owner: 1000, mode: 0o100604, user: 1000)
                 == "its group or others have access (mode 0604); chmod 600 it")
     }
 
@@ -124,23 +140,27 @@ import SoundscapeCore
             tested[name] = try ConfigFile(parsing: block)
         }
         #expect(Set(tested.keys) == ["nip46-bunker", "bifrost-host", "passphrase-stdin", "igloo-server"])
-        let taken = Set(check.components(separatedBy: "\n").compactMap { line -> String? in
-            let words = line.split(separator: " ")
-            guard words.count >= 2, words[0] == "use_config" else { return nil }
-            return String(words[1])
-        })
+        let taken = Set(
+            check.components(separatedBy: "\n").compactMap { line -> String? in
+                let words = line.split(separator: " ")
+                guard words.count >= 2, words[0] == "use_config" else { return nil }
+                return String(words[1])
+            })
         #expect(taken == Set(tested.keys), "scripts/check-package runs \(taken.sorted()), docs/signer.md marks \(tested.keys.sorted())")
         #expect(tested["bifrost-host"]?.signerStopSignal == .int)
         #expect(tested["passphrase-stdin"]?.signerStdin == .file("/home/me/.config/my-signer/passphrase"))
         #expect(tested["nip46-bunker"]?.signerStdin == .null)
-        #expect(tested["igloo-server"]?.signerHealthCommand
+        #expect(
+            tested["igloo-server"]?.signerHealthCommand
                 == ["sh", "-c", "curl -fsS http://127.0.0.1:8002/api/status | jq -e .health.isConnected"])
     }
 
     @Test func theNewKeysAreKnownAndOnceOnly() throws {
-        for key in ["signer-stdin", "signer-stop-signal", "signer-type", "signer-restart-max-delay", "signer-health-command",
-                    "signer-health-interval", "signer-health-timeout", "signer-health-retries",
-                    "signer-restart-on-unhealthy", "signer-start-grace"] {
+        for key in [
+            "signer-stdin", "signer-stop-signal", "signer-type", "signer-restart-max-delay", "signer-health-command",
+            "signer-health-interval", "signer-health-timeout", "signer-health-retries",
+            "signer-restart-on-unhealthy", "signer-start-grace",
+        ] {
             #expect(ConfigFile.keys.contains(key), "\(key)")
         }
         let error = try #require(ConfigFileTests.error(parsing: "signer-stop-signal = INT\nsigner-stop-signal = TERM"))

@@ -8,8 +8,9 @@ import Testing
     static let cue = SoundscapeID.signerDownCue
     static let speaker = "speaker"
     static let onSpeaker = GraphFacts(sinks: [.init(name: speaker, isCallRoute: false)], defaultSink: speaker)
-    static let callOnSpeaker = GraphFacts(sinks: [.init(name: speaker, isCallRoute: false)], defaultSink: speaker,
-                                          communicationStreams: ["Linphone (Communication)"])
+    static let callOnSpeaker = GraphFacts(
+        sinks: [.init(name: speaker, isCallRoute: false)], defaultSink: speaker,
+        communicationStreams: ["Linphone (Communication)"])
 
     static func down(_ reason: String? = "failed") -> PlayerMachine.Input { .signerAvailability(down: true, reason: reason) }
     static let up = PlayerMachine.Input.signerAvailability(down: false, reason: nil)
@@ -35,9 +36,12 @@ import Testing
         #expect(driver.status.interruptions == ["signerDown"])
         #expect(driver.status.soundscape == D.rain, "the user's soundscape stays theirs")
         // The cue is at the user's volume, and follows it.
-        #expect(driver.send(.setVolume(Volume(percent: 80)!))
-                == [.persist(driver.desired(wantsPlaying: true, volume: Volume(percent: 80)!)),
-                    .setVolume(Volume(percent: 80)!), .emit(.volumeChanged, message: nil)])
+        #expect(
+            driver.send(.setVolume(Volume(percent: 80)!))
+                == [
+                    .persist(driver.desired(wantsPlaying: true, volume: Volume(percent: 80)!)),
+                    .setVolume(Volume(percent: 80)!), .emit(.volumeChanged, message: nil),
+                ])
         // Back: the soundscape returns in place of the cue.
         #expect(driver.send(Self.up) == [.switchSoundscape(D.rain, Volume(percent: 80)!), .emit(.resumed, message: nil)])
         #expect(driver.status.state == .playing)
@@ -46,14 +50,16 @@ import Testing
 
     @Test func silenceFadesTheSoundscapeOutAndBringsItBack() {
         var driver = Self.playing(.silence)
-        #expect(driver.send(Self.down()) == [
-            .stopOutput,
-            .emit(.interrupted, message: "the signer is down (failed); the soundscape is held off", cause: "signerDown"),
-        ])
+        #expect(
+            driver.send(Self.down()) == [
+                .stopOutput,
+                .emit(.interrupted, message: "the signer is down (failed); the soundscape is held off", cause: "signerDown"),
+            ])
         #expect(driver.status.interruptions == ["signerDown"])
         driver.send(.outputStreaming(false), after: .milliseconds(300))
         driver.send(.outputStopped)
-        #expect(driver.send(Self.up, after: .seconds(20))
+        #expect(
+            driver.send(Self.up, after: .seconds(20))
                 == [.startOutput(D.rain, D.half, .prompt), .scheduleTick(at: driver.now + D.timeout)])
         #expect(driver.send(.outputStreaming(true)) == [.emit(.resumed, message: nil)])
     }
@@ -109,10 +115,11 @@ import Testing
     @Test func volumeOffStopsTheStreamAndKeepsTheSession() {
         var driver = Self.playing()
         let off = Volume(percent: 0)!
-        #expect(driver.send(.setVolume(off)) == [
-            .persist(driver.desired(wantsPlaying: true, volume: off)), .setVolume(off), .stopOutput,
-            .emit(.interrupted, message: "the volume is off; the keep-alive goes on without sound", cause: "muted"),
-        ])
+        #expect(
+            driver.send(.setVolume(off)) == [
+                .persist(driver.desired(wantsPlaying: true, volume: off)), .setVolume(off), .stopOutput,
+                .emit(.interrupted, message: "the volume is off; the keep-alive goes on without sound", cause: "muted"),
+            ])
         #expect(driver.status.isPlaying == false)
         #expect(driver.status.wantsPlaying)
         #expect(driver.status.interruptions == ["muted"])
@@ -122,11 +129,12 @@ import Testing
         #expect(!driver.send(Self.down()).startsOutput)
         driver.send(Self.up)
         let raised = Volume(percent: 30)!
-        #expect(driver.send(.setVolume(raised), after: .seconds(1)) == [
-            .persist(driver.desired(wantsPlaying: true, volume: raised)), .setVolume(raised),
-            .startOutput(D.rain, raised, .prompt), .scheduleTick(at: driver.now + D.timeout),
-            .emit(.volumeChanged, message: nil),
-        ])
+        #expect(
+            driver.send(.setVolume(raised), after: .seconds(1)) == [
+                .persist(driver.desired(wantsPlaying: true, volume: raised)), .setVolume(raised),
+                .startOutput(D.rain, raised, .prompt), .scheduleTick(at: driver.now + D.timeout),
+                .emit(.volumeChanged, message: nil),
+            ])
         #expect(driver.send(.outputStreaming(true)) == [.emit(.resumed, message: nil)])
     }
 

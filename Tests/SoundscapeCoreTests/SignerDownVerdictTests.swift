@@ -6,8 +6,10 @@ import SoundscapeCore
 @Suite struct SignerDownVerdictTests {
     typealias D = SignerDriver
 
-    static func driver(grace: Duration = .seconds(10), liveness: Duration? = nil, health: Bool = false,
-                       crashLoopLimit: Int = 5, type: SignerType = .simple) -> SignerDriver {
+    static func driver(
+        grace: Duration = .seconds(10), liveness: Duration? = nil, health: Bool = false,
+        crashLoopLimit: Int = 5, type: SignerType = .simple
+    ) -> SignerDriver {
         var configuration = D.configuration(crashLoopLimit: crashLoopLimit, liveness: liveness)
         configuration.startGrace = grace
         configuration.type = type
@@ -54,9 +56,10 @@ import SoundscapeCore
         #expect(driver.machine.isDown)
         #expect(driver.machine.downReason == "not running and ready for 10 s", "what GetHealth's signerAlive names")
         let readyAt = wantedAt + .seconds(15)
-        #expect(driver.send(SignerNotifyTests.ready, at: readyAt) == [
-            .emit(.signerReady, message: nil), .scheduleTick(at: readyAt + .seconds(10)),
-        ])
+        #expect(
+            driver.send(SignerNotifyTests.ready, at: readyAt) == [
+                .emit(.signerReady, message: nil), .scheduleTick(at: readyAt + .seconds(10)),
+            ])
         #expect(driver.send(.tick, at: readyAt + .milliseconds(9999)) == [])
         #expect(driver.send(.tick, at: readyAt + .seconds(10)) == Self.restored)
         #expect(!driver.machine.isDown)

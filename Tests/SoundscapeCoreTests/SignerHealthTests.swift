@@ -6,8 +6,10 @@ import SoundscapeCore
 @Suite struct SignerHealthTests {
     typealias D = SignerDriver
 
-    static func configuration(interval: Duration = .seconds(10), timeout: Duration = .seconds(5), retries: Int = 3,
-                              restart: Bool = true) -> SignerMachine.Configuration {
+    static func configuration(
+        interval: Duration = .seconds(10), timeout: Duration = .seconds(5), retries: Int = 3,
+        restart: Bool = true
+    ) -> SignerMachine.Configuration {
         var configuration = D.configuration()
         var health = SignerMachine.HealthConfiguration()
         health.interval = interval
@@ -77,10 +79,11 @@ import SoundscapeCore
         #expect(third == Self.started(at: driver.now))
         let failedAt = driver.now + .seconds(1)
         // No next probe for an instance about to be stopped.
-        #expect(driver.send(Self.fail, at: failedAt) == [
-            .emit(.signerUnhealthy, message: "3 failed health checks in a row: exited with status 1: not connected"),
-            .terminate(.term), .scheduleTick(at: failedAt + .seconds(5)),
-        ])
+        #expect(
+            driver.send(Self.fail, at: failedAt) == [
+                .emit(.signerUnhealthy, message: "3 failed health checks in a row: exited with status 1: not connected"),
+                .terminate(.term), .scheduleTick(at: failedAt + .seconds(5)),
+            ])
         #expect(driver.status.health == .unhealthy)
         #expect(driver.status.state == .stopping)
         // No probe for an instance being stopped.
@@ -88,10 +91,11 @@ import SoundscapeCore
 
         // It never proved healthy: a quick failure, restarted after the first delay.
         let exitAt = driver.now + .milliseconds(100)
-        #expect(driver.send(.exited(.signaled(15)), at: exitAt) == [
-            .emit(.signerExited, message: "killed by signal 15 (SIGTERM)"),
-            .emit(.signerRestarting, message: "restarting in 1 s"), .scheduleTick(at: exitAt + .seconds(1)),
-        ])
+        #expect(
+            driver.send(.exited(.signaled(15)), at: exitAt) == [
+                .emit(.signerExited, message: "killed by signal 15 (SIGTERM)"),
+                .emit(.signerRestarting, message: "restarting in 1 s"), .scheduleTick(at: exitAt + .seconds(1)),
+            ])
         #expect(driver.send(.tick, at: exitAt + .seconds(1)) == [.spawn])
         // The new instance stays unhealthy until a probe passes; that is news.
         driver.send(.spawned(pid: 11))
@@ -193,7 +197,8 @@ import SoundscapeCore
         // A second resume while it runs: another probe right after this one.
         #expect(driver.send(.resumed(slept: .seconds(60)), after: .seconds(1)) == [])
         let passedAt = wokeAt + .seconds(2)
-        #expect(driver.send(Self.pass, at: passedAt)
+        #expect(
+            driver.send(Self.pass, at: passedAt)
                 == Self.started(at: passedAt) + [.emit(.signerStatus, message: "igloo: 3/3 relays")])
     }
 
@@ -217,7 +222,8 @@ import SoundscapeCore
     @Test func aReloadAddingAHealthCommandProbesTheRunningInstance() {
         var driver = D.running(pid: 3)
         let at = driver.now + .seconds(100)
-        #expect(driver.machine.reconfigure(Self.configuration(interval: .seconds(4)), now: at)
+        #expect(
+            driver.machine.reconfigure(Self.configuration(interval: .seconds(4)), now: at)
                 == [.scheduleTick(at: at + .seconds(4))])
         #expect(driver.send(.tick, at: at + .seconds(4)) == Self.started(at: at + .seconds(4), interval: .seconds(4)))
         // Removing it: the verdict goes, the running probe's result is dropped.

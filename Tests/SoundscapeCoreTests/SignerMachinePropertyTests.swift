@@ -59,8 +59,10 @@ import SoundscapeCore
     }
 
     /// Runs `count` random inputs and returns every invariant violation, described.
-    static func violations(seed: UInt64, count: Int, configuration: SignerMachine.Configuration,
-                           seen: inout Set<SignerStatus.State>, emitted: inout Set<EventReason>) -> [String] {
+    static func violations(
+        seed: UInt64, count: Int, configuration: SignerMachine.Configuration,
+        seen: inout Set<SignerStatus.State>, emitted: inout Set<EventReason>
+    ) -> [String] {
         var generator = SplitMix64(seed: seed)
         var driver = D(configuration)
         driver.showsVerdict = true
@@ -130,7 +132,9 @@ import SoundscapeCore
             let status = driver.status
             seen.insert(status.state)
             if driver.machine.wanted != world.wanted { problems.append("wanted disagrees") }
-            if status.pid.map(Int32.init) != world.pid { problems.append("status pid \(String(describing: status.pid)) but process \(String(describing: world.pid))") }
+            if status.pid.map(Int32.init) != world.pid {
+                problems.append("status pid \(String(describing: status.pid)) but process \(String(describing: world.pid))")
+            }
             if (status.state == .running || status.state == .stopping) && world.pid == nil {
                 problems.append("state \(status.state) but no process")
             }
@@ -158,14 +162,15 @@ import SoundscapeCore
         return found
     }
 
-    static let seeds: [UInt64] = [1, 2, 3, 42, 0xC0FFEE, 0xDEADBEEF]
+    static let seeds: [UInt64] = [1, 2, 3, 42, 0xC0FFEE, 0xDEAD_BEEF]
 
     static func configuration(seed: UInt64) -> SignerMachine.Configuration {
         // Half the runs with liveness checks, half with a health command, some of type
         // notify, and a small crash-loop limit so `failed` is reached.
-        var configuration = D.configuration(crashLoopLimit: 3 + Int(seed % 3),
-                                            stopTimeout: .seconds(2),
-                                            liveness: seed % 2 == 0 ? .seconds(10) : nil)
+        var configuration = D.configuration(
+            crashLoopLimit: 3 + Int(seed % 3),
+            stopTimeout: .seconds(2),
+            liveness: seed % 2 == 0 ? .seconds(10) : nil)
         configuration.stableAfter = .seconds(20)
         configuration.startGrace = .seconds(10)
         if seed % 3 == 0 { configuration.type = .notify }
@@ -182,8 +187,9 @@ import SoundscapeCore
     func invariantsHoldAfterEveryInput(seed: UInt64) {
         var seen = Set<SignerStatus.State>()
         var emitted = Set<EventReason>()
-        let found = Self.violations(seed: seed, count: 5000, configuration: Self.configuration(seed: seed),
-                                    seen: &seen, emitted: &emitted)
+        let found = Self.violations(
+            seed: seed, count: 5000, configuration: Self.configuration(seed: seed),
+            seen: &seen, emitted: &emitted)
         #expect(found.isEmpty, "\(found.count) violations, first: \(found.prefix(3))")
     }
 
@@ -192,12 +198,16 @@ import SoundscapeCore
         var seen = Set<SignerStatus.State>()
         var emitted = Set<EventReason>()
         for seed in Self.seeds {
-            _ = Self.violations(seed: seed, count: 5000, configuration: Self.configuration(seed: seed),
-                                seen: &seen, emitted: &emitted)
+            _ = Self.violations(
+                seed: seed, count: 5000, configuration: Self.configuration(seed: seed),
+                seen: &seen, emitted: &emitted)
         }
         #expect(seen == Set(SignerStatus.State.allCases))
-        #expect(emitted == [.signerStarted, .signerExited, .signerRestarting, .signerFailed,
-                            .signerStopped, .signerHung, .signerReady, .signerStatus, .signerStopping,
-                            .signerUnhealthy, .signerHealthy, .signerDown, .signerRestored])
+        #expect(
+            emitted == [
+                .signerStarted, .signerExited, .signerRestarting, .signerFailed,
+                .signerStopped, .signerHung, .signerReady, .signerStatus, .signerStopping,
+                .signerUnhealthy, .signerHealthy, .signerDown, .signerRestored,
+            ])
     }
 }

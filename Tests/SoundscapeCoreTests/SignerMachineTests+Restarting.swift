@@ -9,11 +9,12 @@ extension SignerMachineTests {
     @Test func unwantedExitRestartsAfterOneSecond() {
         var driver = D.running(pid: 100)
         let exitAt = driver.now + .seconds(2)
-        #expect(driver.send(.exited(.exited(code: 3)), at: exitAt) == [
-            .emit(.signerExited, message: "exited with status 3"),
-            .emit(.signerRestarting, message: "restarting in 1 s"),
-            .scheduleTick(at: exitAt + .seconds(1)),
-        ])
+        #expect(
+            driver.send(.exited(.exited(code: 3)), at: exitAt) == [
+                .emit(.signerExited, message: "exited with status 3"),
+                .emit(.signerRestarting, message: "restarting in 1 s"),
+                .scheduleTick(at: exitAt + .seconds(1)),
+            ])
         #expect(driver.status == SignerStatus(state: .restarting, pid: nil, restarts: 1, lastExit: "exited with status 3"))
 
         #expect(driver.send(.tick, at: exitAt + .milliseconds(999)) == [])
@@ -33,11 +34,12 @@ extension SignerMachineTests {
         for (index, seconds) in expected.enumerated() {
             let actions = driver.spawnAndCrash(pid: Int32(200 + index))
             let exitAt = driver.now
-            #expect(actions == [
-                .emit(.signerExited, message: Self.crashed),
-                .emit(.signerRestarting, message: "restarting in \(seconds) s"),
-                .scheduleTick(at: exitAt + .seconds(seconds)),
-            ], "crash \(index + 1)")
+            #expect(
+                actions == [
+                    .emit(.signerExited, message: Self.crashed),
+                    .emit(.signerRestarting, message: "restarting in \(seconds) s"),
+                    .scheduleTick(at: exitAt + .seconds(seconds)),
+                ], "crash \(index + 1)")
             #expect(driver.status.restarts == index + 1)
             #expect(driver.send(.tick, at: exitAt + .seconds(seconds) - .milliseconds(1)) == [], "crash \(index + 1)")
             #expect(driver.send(.tick, at: exitAt + .seconds(seconds)) == [.spawn], "crash \(index + 1)")
@@ -71,11 +73,12 @@ extension SignerMachineTests {
         }
         // This one stays up exactly `stableAfter`.
         let actions = driver.spawnAndCrash(pid: 10, uptime: .seconds(30))
-        #expect(actions == [
-            .emit(.signerExited, message: Self.crashed),
-            .emit(.signerRestarting, message: "restarting in 1 s"),
-            .scheduleTick(at: driver.now + .seconds(1)),
-        ])
+        #expect(
+            actions == [
+                .emit(.signerExited, message: Self.crashed),
+                .emit(.signerRestarting, message: "restarting in 1 s"),
+                .scheduleTick(at: driver.now + .seconds(1)),
+            ])
         // The restart count is per session, not per crash loop: it keeps counting.
         #expect(driver.status.restarts == 5)
         driver.send(.tick, after: .seconds(1))
@@ -112,10 +115,11 @@ extension SignerMachineTests {
             driver.send(.tick, at: try #require(actions.ticks.first))
         }
         let fifth = driver.spawnAndCrash(pid: 5)
-        #expect(fifth == [
-            .emit(.signerExited, message: Self.crashed),
-            .emit(.signerFailed, message: "5 failures in a row; not restarting until the next play"),
-        ])
+        #expect(
+            fifth == [
+                .emit(.signerExited, message: Self.crashed),
+                .emit(.signerFailed, message: "5 failures in a row; not restarting until the next play"),
+            ])
         #expect(driver.status == SignerStatus(state: .failed, pid: nil, restarts: 4, lastExit: Self.crashed))
 
         // Nothing brings it back by itself.
@@ -170,18 +174,20 @@ extension SignerMachineTests {
         let message = "could not start: No such file or directory"
         for (index, seconds) in [1, 2, 4].enumerated() {
             let actions = driver.send(.spawnFailed("No such file or directory"), after: .milliseconds(3))
-            #expect(actions == [
-                .emit(.signerExited, message: message),
-                .emit(.signerRestarting, message: "restarting in \(seconds) s"),
-                .scheduleTick(at: driver.now + .seconds(seconds)),
-            ])
+            #expect(
+                actions == [
+                    .emit(.signerExited, message: message),
+                    .emit(.signerRestarting, message: "restarting in \(seconds) s"),
+                    .scheduleTick(at: driver.now + .seconds(seconds)),
+                ])
             #expect(driver.status == SignerStatus(state: .restarting, pid: nil, restarts: index + 1, lastExit: message))
             #expect(driver.send(.tick, after: .seconds(seconds)) == [.spawn])
         }
-        #expect(driver.send(.spawnFailed("No such file or directory")) == [
-            .emit(.signerExited, message: message),
-            .emit(.signerFailed, message: "4 failures in a row; not restarting until the next play"),
-        ])
+        #expect(
+            driver.send(.spawnFailed("No such file or directory")) == [
+                .emit(.signerExited, message: message),
+                .emit(.signerFailed, message: "4 failures in a row; not restarting until the next play"),
+            ])
         #expect(driver.status.state == .failed)
     }
 }

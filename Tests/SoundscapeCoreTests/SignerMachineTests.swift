@@ -48,10 +48,14 @@ import SoundscapeCore
         #expect(driver.send(.setWanted(false)) == [])
         #expect(driver.send(.tick, after: .seconds(1)) == [])
 
-        #expect(driver.send(.exited(.signaled(15)), after: .milliseconds(500))
+        #expect(
+            driver.send(.exited(.signaled(15)), after: .milliseconds(500))
                 == [.emit(.signerStopped, message: "killed by signal 15 (SIGTERM)")])
-        #expect(driver.status == SignerStatus(state: .stopped, pid: nil, restarts: 0,
-                                              lastExit: "killed by signal 15 (SIGTERM)"))
+        #expect(
+            driver.status
+                == SignerStatus(
+                    state: .stopped, pid: nil, restarts: 0,
+                    lastExit: "killed by signal 15 (SIGTERM)"))
         // The kill deadline passing later is harmless.
         #expect(driver.send(.tick, at: stopAt + .seconds(5)) == [])
         #expect(driver.status.state == .stopped)
@@ -67,7 +71,8 @@ import SoundscapeCore
         #expect(driver.send(.tick, after: .seconds(1)) == [])
         #expect(driver.send(.tick, after: .seconds(60)) == [])
 
-        #expect(driver.send(.exited(.signaled(9)), after: .milliseconds(5))
+        #expect(
+            driver.send(.exited(.signaled(9)), after: .milliseconds(5))
                 == [.emit(.signerStopped, message: "killed by signal 9 (SIGKILL)")])
         #expect(driver.status.state == .stopped)
         #expect(driver.status.pid == nil)
@@ -79,11 +84,13 @@ import SoundscapeCore
         #expect(driver.send(.setWanted(false), after: .milliseconds(1)) == [])
         #expect(driver.status.state == .starting)
         let upAt = driver.now + .milliseconds(5)
-        #expect(driver.send(.spawned(pid: 9), at: upAt) == [
-            .emit(.signerStarted, message: "pid 9"), .terminate(.term), .scheduleTick(at: upAt + .seconds(5)),
-        ])
+        #expect(
+            driver.send(.spawned(pid: 9), at: upAt) == [
+                .emit(.signerStarted, message: "pid 9"), .terminate(.term), .scheduleTick(at: upAt + .seconds(5)),
+            ])
         #expect(driver.status.state == .stopping)
-        #expect(driver.send(.exited(.exited(code: 0)), after: .milliseconds(5))
+        #expect(
+            driver.send(.exited(.exited(code: 0)), after: .milliseconds(5))
                 == [.emit(.signerStopped, message: "exited with status 0")])
         #expect(driver.status.state == .stopped)
     }
@@ -92,10 +99,14 @@ import SoundscapeCore
         var driver = D()
         driver.send(.setWanted(true))
         driver.send(.setWanted(false))
-        #expect(driver.send(.spawnFailed("No such file or directory"))
+        #expect(
+            driver.send(.spawnFailed("No such file or directory"))
                 == [.emit(.signerExited, message: "could not start: No such file or directory")])
-        #expect(driver.status == SignerStatus(state: .stopped, pid: nil, restarts: 0,
-                                              lastExit: "could not start: No such file or directory"))
+        #expect(
+            driver.status
+                == SignerStatus(
+                    state: .stopped, pid: nil, restarts: 0,
+                    lastExit: "could not start: No such file or directory"))
         #expect(driver.send(.tick, after: .seconds(100)) == [])
     }
 
@@ -108,8 +119,11 @@ import SoundscapeCore
 
         let actions = driver.send(.exited(.signaled(15)), after: .milliseconds(100))
         #expect(actions == [.emit(.signerStopped, message: "killed by signal 15 (SIGTERM)"), .spawn])
-        #expect(driver.status == SignerStatus(state: .starting, pid: nil, restarts: 0,
-                                              lastExit: "killed by signal 15 (SIGTERM)"))
+        #expect(
+            driver.status
+                == SignerStatus(
+                    state: .starting, pid: nil, restarts: 0,
+                    lastExit: "killed by signal 15 (SIGTERM)"))
         #expect(driver.send(.spawned(pid: 8)) == [.emit(.signerStarted, message: "pid 8")])
         #expect(driver.status.pid == 8)
     }
@@ -134,7 +148,8 @@ import SoundscapeCore
         var driver = D(D.configuration(liveness: .seconds(10)))
         driver.send(.setWanted(true))
         let upAt = driver.now + .milliseconds(50)
-        #expect(driver.send(.spawned(pid: 50), at: upAt)
+        #expect(
+            driver.send(.spawned(pid: 50), at: upAt)
                 == [.emit(.signerStarted, message: "pid 50"), .scheduleTick(at: upAt + .seconds(10))])
 
         // Heartbeats push the deadline; the tick at the old one asks for the new one.
@@ -144,10 +159,11 @@ import SoundscapeCore
         #expect(driver.status.state == .running)
 
         let hungAt = upAt + .seconds(14)
-        #expect(driver.send(.tick, at: hungAt) == [
-            .emit(.signerHung, message: "no heartbeat for 10 s"),
-            .terminate(.term), .scheduleTick(at: hungAt + .seconds(5)),
-        ])
+        #expect(
+            driver.send(.tick, at: hungAt) == [
+                .emit(.signerHung, message: "no heartbeat for 10 s"),
+                .terminate(.term), .scheduleTick(at: hungAt + .seconds(5)),
+            ])
         #expect(driver.status == SignerStatus(state: .stopping, pid: 50, restarts: 0, lastExit: nil))
         // Heartbeats from a process being stopped change nothing; neither does an early tick.
         #expect(driver.send(.heartbeat, after: .seconds(1)) == [])
@@ -155,13 +171,17 @@ import SoundscapeCore
 
         // Its exit counts as a failure: restart after the backoff.
         let exitAt = hungAt + .seconds(2)
-        #expect(driver.send(.exited(.signaled(15)), at: exitAt) == [
-            .emit(.signerExited, message: "killed by signal 15 (SIGTERM)"),
-            .emit(.signerRestarting, message: "restarting in 1 s"),
-            .scheduleTick(at: exitAt + .seconds(1)),
-        ])
-        #expect(driver.status == SignerStatus(state: .restarting, pid: nil, restarts: 1,
-                                              lastExit: "killed by signal 15 (SIGTERM)"))
+        #expect(
+            driver.send(.exited(.signaled(15)), at: exitAt) == [
+                .emit(.signerExited, message: "killed by signal 15 (SIGTERM)"),
+                .emit(.signerRestarting, message: "restarting in 1 s"),
+                .scheduleTick(at: exitAt + .seconds(1)),
+            ])
+        #expect(
+            driver.status
+                == SignerStatus(
+                    state: .restarting, pid: nil, restarts: 1,
+                    lastExit: "killed by signal 15 (SIGTERM)"))
         #expect(driver.send(.tick, at: exitAt + .seconds(1)) == [.spawn])
     }
 
@@ -194,10 +214,14 @@ import SoundscapeCore
         #expect(driver.status.state == .stopping)
         // Already terminating: no second SIGTERM.
         #expect(driver.send(.setWanted(false)) == [])
-        #expect(driver.send(.exited(.signaled(15)), after: .seconds(1))
+        #expect(
+            driver.send(.exited(.signaled(15)), after: .seconds(1))
                 == [.emit(.signerStopped, message: "killed by signal 15 (SIGTERM)")])
-        #expect(driver.status == SignerStatus(state: .stopped, pid: nil, restarts: 0,
-                                              lastExit: "killed by signal 15 (SIGTERM)"))
+        #expect(
+            driver.status
+                == SignerStatus(
+                    state: .stopped, pid: nil, restarts: 0,
+                    lastExit: "killed by signal 15 (SIGTERM)"))
     }
 
     @Test func withoutALivenessTimeoutThereAreNoLivenessTicks() {
@@ -251,7 +275,8 @@ import SoundscapeCore
     }
 
     @Test func signerStatesHaveStableWireNames() {
-        #expect(SignerStatus.State.allCases.map(\.rawValue)
+        #expect(
+            SignerStatus.State.allCases.map(\.rawValue)
                 == ["stopped", "starting", "running", "stopping", "restarting", "failed"])
     }
 }

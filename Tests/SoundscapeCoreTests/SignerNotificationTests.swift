@@ -19,9 +19,11 @@ import SoundscapeCore
     }
 
     @Test func ignoresWhatItDoesNotActOn() throws {
-        for text in ["", "\n\n", "MAINPID=42", "BARRIER=1", "FDSTORE=1\nFDNAME=x", "RELOADING=1\nMONOTONIC_USEC=5",
-                     "READY=0", "READY=yes", "READY", "WATCHDOG=0", "ERRNO=-1", "ERRNO=abc", "ERRNO=99999", "ERRNO=",
-                     "=1", "ready=1", "STATUS"] {
+        for text in [
+            "", "\n\n", "MAINPID=42", "BARRIER=1", "FDSTORE=1\nFDNAME=x", "RELOADING=1\nMONOTONIC_USEC=5",
+            "READY=0", "READY=yes", "READY", "WATCHDOG=0", "ERRNO=-1", "ERRNO=abc", "ERRNO=99999", "ERRNO=",
+            "=1", "ready=1", "STATUS",
+        ] {
             let message = try #require(Self.parse(text), "\(text)")
             #expect(message.isEmpty, "\(text)")
         }
@@ -63,8 +65,10 @@ import SoundscapeCore
     @Test(arguments: [1, 2, 3, 4, 5] as [UInt64])
     func mergingIsHandlingInOrder(seed: UInt64) throws {
         var generator = SplitMix64(seed: seed)
-        let fields = ["READY=1", "STOPPING=1", "WATCHDOG=1", "WATCHDOG=trigger", "STATUS=a", "STATUS=b", "ERRNO=3",
-                      "ERRNO=4", "MAINPID=9"]
+        let fields = [
+            "READY=1", "STOPPING=1", "WATCHDOG=1", "WATCHDOG=trigger", "STATUS=a", "STATUS=b", "ERRNO=3",
+            "ERRNO=4", "MAINPID=9",
+        ]
         for _ in 0..<500 {
             let datagrams = (0..<Int.random(in: 1...4, using: &generator)).map { _ in
                 (0..<Int.random(in: 0...3, using: &generator)).map { _ in fields.randomElement(using: &generator)! }

@@ -68,7 +68,10 @@ import SoundscapeCore
 
     @Test func errnoIsNamedInHowItEnded() {
         var driver = D.running(pid: 7)
-        driver.send(Self.notification { $0.errno = 110; $0.status = "relay timed out" })
+        driver.send(
+            Self.notification {
+                $0.errno = 110; $0.status = "relay timed out"
+            })
         let actions = driver.send(.exited(.exited(code: 1)), after: .seconds(1))
         #expect(actions.first == .emit(.signerExited, message: "exited with status 1 (it reported errno 110)"))
         #expect(driver.status.lastExit == "exited with status 1 (it reported errno 110)")
@@ -149,9 +152,10 @@ import SoundscapeCore
         #expect(driver.send(.heartbeat, at: upAt + .seconds(12)) == [], "the stdout heartbeat keeps working beside it")
         #expect(driver.send(.tick, at: upAt + .seconds(16)) == [.scheduleTick(at: upAt + .seconds(22))])
         let hungAt = upAt + .seconds(22)
-        #expect(driver.send(.tick, at: hungAt) == [
-            .emit(.signerHung, message: "no heartbeat for 10 s"), .terminate(.term), .scheduleTick(at: hungAt + .seconds(5)),
-        ])
+        #expect(
+            driver.send(.tick, at: hungAt) == [
+                .emit(.signerHung, message: "no heartbeat for 10 s"), .terminate(.term), .scheduleTick(at: hungAt + .seconds(5)),
+            ])
     }
 
     @Test func aFloodOfPingsAsksForNoTicks() {
@@ -166,9 +170,10 @@ import SoundscapeCore
     @Test func watchdogTriggerIsAHangAtOnce() {
         var driver = D.running(pid: 5)
         let at = driver.now + .seconds(3)
-        #expect(driver.send(Self.notification { $0.watchdogTrigger = true }, at: at) == [
-            .emit(.signerHung, message: "it sent WATCHDOG=trigger"), .terminate(.term), .scheduleTick(at: at + .seconds(5)),
-        ])
+        #expect(
+            driver.send(Self.notification { $0.watchdogTrigger = true }, at: at) == [
+                .emit(.signerHung, message: "it sent WATCHDOG=trigger"), .terminate(.term), .scheduleTick(at: at + .seconds(5)),
+            ])
     }
 
     @Test func aResumeForgivesTheSilenceOfTheSleep() {

@@ -56,8 +56,8 @@ import SoundscapeCore
 
     @Test func parseAndFormatRoundTripOverManyValues() {
         var generator = SplitMix64(seed: 0x5EED)
-        let lower: Int64 = -62_135_596_800_000 // 0001-01-01
-        let upper: Int64 = 253_402_300_799_999 // 9999-12-31T23:59:59.999
+        let lower: Int64 = -62_135_596_800_000  // 0001-01-01
+        let upper: Int64 = 253_402_300_799_999  // 9999-12-31T23:59:59.999
         var failures: [String] = []
         for _ in 0..<20_000 {
             let millis = Int64.random(in: lower...upper, using: &generator)
@@ -77,15 +77,18 @@ import SoundscapeCore
             let millis = day * 86_400_000
             let text = Timestamp(millisecondsSince1970: millis).description
             if !text.hasSuffix("T00:00:00.000Z") || Timestamp(rfc3339: text)?.millisecondsSince1970 != millis
-                || !(previous < text) {
+                || !(previous < text)
+            {
                 failures.append(text)
             }
             previous = text
         }
         #expect(failures.isEmpty, "\(failures.prefix(5))")
-        #expect(Timestamp(rfc3339: "1900-02-28T00:00:00Z")!.millisecondsSince1970 + 86_400_000
+        #expect(
+            Timestamp(rfc3339: "1900-02-28T00:00:00Z")!.millisecondsSince1970 + 86_400_000
                 == Timestamp(rfc3339: "1900-03-01T00:00:00Z")!.millisecondsSince1970)
-        #expect(Timestamp(rfc3339: "2000-02-28T00:00:00Z")!.millisecondsSince1970 + 2 * 86_400_000
+        #expect(
+            Timestamp(rfc3339: "2000-02-28T00:00:00Z")!.millisecondsSince1970 + 2 * 86_400_000
                 == Timestamp(rfc3339: "2000-03-01T00:00:00Z")!.millisecondsSince1970)
     }
 
@@ -172,9 +175,11 @@ import SoundscapeCore
         #expect(DaemonPaths.socket(explicit: "/tmp/explicit.sock", environment: environment) == "/tmp/explicit.sock")
         #expect(DaemonPaths.socket(explicit: nil, environment: environment) == "/tmp/from-env.sock")
         #expect(DaemonPaths.socket(explicit: "", environment: environment) == "/tmp/from-env.sock")
-        #expect(DaemonPaths.socket(explicit: nil, environment: ["XDG_RUNTIME_DIR": "/run/user/1000"])
+        #expect(
+            DaemonPaths.socket(explicit: nil, environment: ["XDG_RUNTIME_DIR": "/run/user/1000"])
                 == "/run/user/1000/soundscaped/control.sock")
-        #expect(DaemonPaths.socket(explicit: nil, environment: ["SOUNDSCAPED_SOCKET": "", "XDG_RUNTIME_DIR": "/run/user/7"])
+        #expect(
+            DaemonPaths.socket(explicit: nil, environment: ["SOUNDSCAPED_SOCKET": "", "XDG_RUNTIME_DIR": "/run/user/7"])
                 == "/run/user/7/soundscaped/control.sock")
     }
 
@@ -189,12 +194,14 @@ import SoundscapeCore
         #expect(DaemonPaths.stateDirectory(explicit: "/srv/state", environment: environment) == "/srv/state")
         #expect(DaemonPaths.stateDirectory(explicit: nil, environment: environment) == "/home/u/.state/soundscaped")
         #expect(DaemonPaths.stateDirectory(explicit: "", environment: environment) == "/home/u/.state/soundscaped")
-        #expect(DaemonPaths.stateDirectory(explicit: nil, environment: ["HOME": "/home/u"])
+        #expect(
+            DaemonPaths.stateDirectory(explicit: nil, environment: ["HOME": "/home/u"])
                 == "/home/u/.local/state/soundscaped")
     }
 
     @Test func stateDirectoryIgnoresARelativeXDGStateHome() {
-        #expect(DaemonPaths.stateDirectory(explicit: nil, environment: ["XDG_STATE_HOME": "state", "HOME": "/home/u"])
+        #expect(
+            DaemonPaths.stateDirectory(explicit: nil, environment: ["XDG_STATE_HOME": "state", "HOME": "/home/u"])
                 == "/home/u/.local/state/soundscaped")
         #expect(DaemonPaths.stateDirectory(explicit: nil, environment: ["XDG_STATE_HOME": "state"]) == nil)
         #expect(DaemonPaths.stateDirectory(explicit: nil, environment: [:]) == nil)
@@ -203,8 +210,9 @@ import SoundscapeCore
 }
 
 @Suite struct StatusAndEventCodingTests {
-    let status = PlayerStatus(state: .playing, isPlaying: true, soundscape: SoundscapeID("rain")!,
-                              volume: Volume(percent: 40)!, route: nil, wantsPlaying: true)
+    let status = PlayerStatus(
+        state: .playing, isPlaying: true, soundscape: SoundscapeID("rain")!,
+        volume: Volume(percent: 40)!, route: nil, wantsPlaying: true)
 
     private func object(_ data: Data) throws -> [String: Any] {
         try #require(JSONSerialization.jsonObject(with: data) as? [String: Any])
@@ -214,7 +222,10 @@ import SoundscapeCore
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         let text = String(decoding: try encoder.encode(status), as: UTF8.self)
-        #expect(text == #"{"ducked":false,"interruptions":[],"isPlaying":true,"keepAwake":null,"noSink":false,"route":null,"signer":null,"soundscape":"rain","state":"playing","volume":40,"wantsPlaying":true}"#)
+        #expect(
+            text
+                == #"{"ducked":false,"interruptions":[],"isPlaying":true,"keepAwake":null,"noSink":false,"route":null,"signer":null,"soundscape":"rain","state":"playing","volume":40,"wantsPlaying":true}"#
+        )
         #expect(try JSONDecoder().decode(PlayerStatus.self, from: Data(text.utf8)) == status)
     }
 
@@ -237,13 +248,17 @@ import SoundscapeCore
     }
 
     @Test func eventEncodesFlatAndDecodesBackEqual() throws {
-        let event = PlayerEvent(seq: 42, time: Timestamp(millisecondsSince1970: 1_795_208_645_123), type: .player,
-                                reason: .decodeError, message: "cannot play 'x'", status: status)
+        let event = PlayerEvent(
+            seq: 42, time: Timestamp(millisecondsSince1970: 1_795_208_645_123), type: .player,
+            reason: .decodeError, message: "cannot play 'x'", status: status)
         let data = try JSONEncoder().encode(event)
         let json = try object(data)
-        #expect(Set(json.keys) == ["seq", "time", "type", "reason", "message",
-                                   "state", "isPlaying", "soundscape", "volume", "route", "noSink", "wantsPlaying", "signer",
-                                   "interruptions", "ducked", "keepAwake"])
+        #expect(
+            Set(json.keys) == [
+                "seq", "time", "type", "reason", "message",
+                "state", "isPlaying", "soundscape", "volume", "route", "noSink", "wantsPlaying", "signer",
+                "interruptions", "ducked", "keepAwake",
+            ])
         #expect(json["seq"] as? Int == 42)
         #expect(json["time"] as? String == "2026-11-20T21:04:05.123Z")
         #expect(json["type"] as? String == "player")
@@ -259,8 +274,9 @@ import SoundscapeCore
     }
 
     @Test func eventWithoutMessageOmitsItAndStillDecodes() throws {
-        let event = PlayerEvent(seq: 1, time: Timestamp(millisecondsSince1970: 0), type: .player,
-                                reason: .started, message: nil, status: status)
+        let event = PlayerEvent(
+            seq: 1, time: Timestamp(millisecondsSince1970: 0), type: .player,
+            reason: .started, message: nil, status: status)
         let data = try JSONEncoder().encode(event)
         let json = try object(data)
         #expect(json["message"] == nil)

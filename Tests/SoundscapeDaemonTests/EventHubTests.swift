@@ -26,12 +26,14 @@ extension EventHub.Subscription {
 
 @Suite struct EventHubTests {
     static let rain = SoundscapeID("rain")!
-    static let stopped = PlayerStatus(state: .stopped, isPlaying: false, soundscape: rain,
-                                      volume: Volume(percent: 50)!, route: nil, wantsPlaying: false)
-    static let playing = PlayerStatus(state: .playing, isPlaying: true, soundscape: rain,
-                                      volume: Volume(percent: 70)!, route: "alsa_output.pci",
-                                      wantsPlaying: true,
-                                      signer: SignerStatus(state: .running, pid: 12, restarts: 1, lastExit: nil))
+    static let stopped = PlayerStatus(
+        state: .stopped, isPlaying: false, soundscape: rain,
+        volume: Volume(percent: 50)!, route: nil, wantsPlaying: false)
+    static let playing = PlayerStatus(
+        state: .playing, isPlaying: true, soundscape: rain,
+        volume: Volume(percent: 70)!, route: "alsa_output.pci",
+        wantsPlaying: true,
+        signer: SignerStatus(state: .running, pid: 12, restarts: 1, lastExit: nil))
     static let fixedTime = Timestamp(millisecondsSince1970: 1_795_208_645_123)
 
     static func hub(_ initial: PlayerStatus? = stopped) -> EventHub {
@@ -49,8 +51,9 @@ extension EventHub.Subscription {
         #expect(hub.latest.seq == 0)
         #expect(hub.latest.status == Self.stopped)
         for expected in UInt64(1)...5 {
-            let published = hub.publish(type: .player, reason: .volumeChanged, message: nil,
-                                        status: Self.status(volume: Int(expected)))
+            let published = hub.publish(
+                type: .player, reason: .volumeChanged, message: nil,
+                status: Self.status(volume: Int(expected)))
             #expect(published.event.seq == expected)
             #expect(published.event.status == Self.status(volume: Int(expected)))
             #expect(published.event.time == Self.fixedTime)
@@ -67,10 +70,11 @@ extension EventHub.Subscription {
         hub.publish(type: .player, reason: .stopped, message: nil, status: Self.stopped)
 
         let events = await subscription.take(2)
-        #expect(events.map(\.event) == [
-            PlayerEvent(seq: 2, time: Self.fixedTime, type: .player, reason: .snapshot, message: nil, status: Self.playing),
-            PlayerEvent(seq: 3, time: Self.fixedTime, type: .player, reason: .stopped, message: nil, status: Self.stopped),
-        ])
+        #expect(
+            events.map(\.event) == [
+                PlayerEvent(seq: 2, time: Self.fixedTime, type: .player, reason: .snapshot, message: nil, status: Self.playing),
+                PlayerEvent(seq: 3, time: Self.fixedTime, type: .player, reason: .stopped, message: nil, status: Self.stopped),
+            ])
     }
 
     @Test func snapshotBeforeAnyEventCarriesTheInitialStatusAndSeqZero() async {
@@ -219,7 +223,8 @@ extension EventHub.Subscription {
     }
 
     @Test func manySubscribersConsumingConcurrentlyGetEveryEvent() async throws {
-        let subscriberCount = 200, eventCount = 300
+        let subscriberCount = 200
+        let eventCount = 300
         let hub = EventHub(initialStatus: Self.stopped)
         let subscriptions = (0..<subscriberCount).map { _ in hub.subscribe(queueLimit: eventCount + 10) }
         #expect(hub.subscriberCount == subscriberCount)
@@ -238,8 +243,9 @@ extension EventHub.Subscription {
                 }
                 group.addTask {
                     for index in 0..<eventCount {
-                        hub.publish(type: .player, reason: .volumeChanged, message: nil,
-                                    status: Self.status(volume: index % 101))
+                        hub.publish(
+                            type: .player, reason: .volumeChanged, message: nil,
+                            status: Self.status(volume: index % 101))
                         if index % 16 == 0 { await Task.yield() }
                     }
                     return []
@@ -257,7 +263,8 @@ extension EventHub.Subscription {
     }
 
     @Test func concurrentPublishersProduceOneGaplessOrder() async throws {
-        let publishers = 8, perPublisher = 100
+        let publishers = 8
+        let perPublisher = 100
         let hub = Self.hub()
         let subscriptions = (0..<4).map { _ in hub.subscribe(queueLimit: publishers * perPublisher + 10) }
         let returned = try await withTimeout("concurrent publishers", seconds: 10) {
@@ -265,8 +272,10 @@ extension EventHub.Subscription {
                 for publisher in 0..<publishers {
                     group.addTask {
                         (0..<perPublisher).map { index in
-                            hub.publish(type: .player, reason: .volumeChanged, message: "\(publisher)-\(index)",
-                                        status: Self.status(volume: index)).event.seq
+                            hub.publish(
+                                type: .player, reason: .volumeChanged, message: "\(publisher)-\(index)",
+                                status: Self.status(volume: index)
+                            ).event.seq
                         }
                     }
                 }

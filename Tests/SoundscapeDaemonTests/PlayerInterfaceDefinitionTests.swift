@@ -16,7 +16,9 @@ import Testing
 @Suite struct PlayerInterfaceDefinitionTests {
     @Test func commentsStandOnlyBetweenSymbols() {
         let misplaced = IDLComments.misplaced(in: PlayerInterfaceDefinition.idl)
-        #expect(misplaced.isEmpty, """
+        #expect(
+            misplaced.isEmpty,
+            """
             systemd 255 and 256 refuse a comment inside a symbol; describe the field in its type's comment instead:
             \(misplaced.map { "line \($0.line): \($0.text)" }.joined(separator: "\n"))
             """)

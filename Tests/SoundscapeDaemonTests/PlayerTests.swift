@@ -72,8 +72,11 @@ struct PlayerTests {
         let status = try await reply.value
         #expect(status.state == .playing)
         #expect(status.soundscape == H.wind)
-        #expect(try await harness.savedState() == PersistedState(volume: Volume.default.percent, soundscape: "wind",
-                                                                 wantsPlaying: true))
+        #expect(
+            try await harness.savedState()
+                == PersistedState(
+                    volume: Volume.default.percent, soundscape: "wind",
+                    wantsPlaying: true))
         await harness.shutdown()
     }
 
@@ -97,8 +100,9 @@ struct PlayerTests {
     }
 
     @Test func aLockedDatabaseDelaysTheWriteNotTheAnswer() async throws {
-        let harness = try H(saved: PersistedState(volume: 50, soundscape: "rain", wantsPlaying: false),
-                            saveWait: .milliseconds(200))
+        let harness = try H(
+            saved: PersistedState(volume: 50, soundscape: "rain", wantsPlaying: false),
+            saveWait: .milliseconds(200))
         try await harness.start()
         harness.output.report(.connected)
         // Another process holds the write lock: SQLite waits up to its 2 s busy timeout.
@@ -122,17 +126,22 @@ struct PlayerTests {
     }
 
     @Test func aSwitchDuringADuckKeepsTheDuckedVolume() async throws {
-        let harness = try H(saved: PersistedState(volume: 100, soundscape: "rain", wantsPlaying: true),
-                            preferences: PersistedPreferences(interruptionMode: "duck", duckLevel: 50, autoResume: true,
-                                                              pinnedSink: nil))
+        let harness = try H(
+            saved: PersistedState(volume: 100, soundscape: "rain", wantsPlaying: true),
+            preferences: PersistedPreferences(
+                interruptionMode: "duck", duckLevel: 50, autoResume: true,
+                pinnedSink: nil))
         try await harness.start()
         harness.output.report(.connected)
         try await harness.output.waitForCall(.play(H.rain, Self.volume(100), .prompt))
         harness.output.report(.streaming(true))
         try await harness.nextEvent(.started)
 
-        harness.output.report(.graph(GraphFacts(sinks: [.init(name: "speaker", isCallRoute: false)], defaultSink: "speaker",
-                                                communicationStreams: ["Linphone (Communication)"])))
+        harness.output.report(
+            .graph(
+                GraphFacts(
+                    sinks: [.init(name: "speaker", isCallRoute: false)], defaultSink: "speaker",
+                    communicationStreams: ["Linphone (Communication)"])))
         try await harness.output.waitForCall(.setVolume(Self.volume(50)))
         let status = try await harness.player.play(H.wind)
         #expect(status.ducked)
@@ -230,8 +239,9 @@ struct PlayerTests {
     }
 
     @Test func aSavedSoundscapeThatNoLongerOpensFallsBackToTheDefault() async throws {
-        let harness = try H(saved: PersistedState(volume: 40, soundscape: "broken", wantsPlaying: true),
-                            userFiles: ["broken.opus": Array("not an ogg file".utf8)])
+        let harness = try H(
+            saved: PersistedState(volume: 40, soundscape: "broken", wantsPlaying: true),
+            userFiles: ["broken.opus": Array("not an ogg file".utf8)])
         try await harness.start()
         let notice = try await harness.nextEvent(.soundscapeChanged)
         #expect(notice.message?.contains("cannot play 'broken'") == true, "\(notice.message ?? "no message")")
@@ -303,8 +313,9 @@ struct PlayerTests {
 
     @Test func aRestoredPauseStartsTheSignerButNoSound() async throws {
         let signer = SignerConfiguration(command: ["/bin/sh", "-c", "exec sleep infinity"])
-        let harness = try H(saved: PersistedState(volume: 50, soundscape: "rain", wantsPlaying: false, paused: true),
-                            signer: signer)
+        let harness = try H(
+            saved: PersistedState(volume: 50, soundscape: "rain", wantsPlaying: false, paused: true),
+            signer: signer)
         try await harness.start()
         harness.output.report(.connected)
         try await harness.nextEvent(.signerStarted)

@@ -97,11 +97,14 @@ import Testing
         let withoutCommand = try #require(try resolve({ _ in }, config: config).signer)
         #expect(withoutCommand.stopSignal == .hup)
         #expect(withoutCommand.healthCheck == nil, "timing alone configures no check")
-        let signer = try #require(try resolve({ options in
-            options.signerStopSignal = "SIGUSR1"
-            options.signerHealthCommand = "true"
-            options.signerHealthRetries = "2"
-        }, config: config).signer)
+        let signer = try #require(
+            try resolve(
+                { options in
+                    options.signerStopSignal = "SIGUSR1"
+                    options.signerHealthCommand = "true"
+                    options.signerHealthRetries = "2"
+                }, config: config
+            ).signer)
         #expect(signer.stopSignal == .usr1)
         #expect(signer.healthCheck?.interval == .seconds(7))
         #expect(signer.healthCheck?.retries == 2)
@@ -138,28 +141,43 @@ import Testing
         ("health-command", "", "--signer-health-command is empty"),
     ])
     func badFlagsAreNamed(flag: String, value: String, message: String) throws {
-        let problem = try #require(error { options in
-            options.signerCommand = "my-signer"
-            options.signerHealthCommand = "true"
-            Self.set(flag, to: value, in: &options)
-        })
+        let problem = try #require(
+            error { options in
+                options.signerCommand = "my-signer"
+                options.signerHealthCommand = "true"
+                Self.set(flag, to: value, in: &options)
+            })
         #expect(problem.hasPrefix(message), "\(problem)")
     }
 
     @Test func aStdinFileIsCheckedWithTheCheckThatFailedNamed() throws {
         let open = file("open", mode: 0o644)
-        let flag = try #require(error { $0.signerCommand = "s"; $0.signerStdin = "file:\(open)" })
+        let flag = try #require(
+            error {
+                $0.signerCommand = "s"; $0.signerStdin = "file:\(open)"
+            })
         #expect(flag == "--signer-stdin file:\(open): its group or others have access (mode 0644); chmod 600 it")
         let line = try #require(error({ _ in }, config: "signer-command = s\nsigner-stdin = file:\(open)\n"))
-        #expect(line.hasSuffix("soundscaped.conf: line 2: signer-stdin file:\(open): its group or others have access (mode 0644); chmod 600 it"), "\(line)")
-        #expect(error { $0.signerCommand = "s"; $0.signerStdin = "file:\(directory)" }
+        #expect(
+            line.hasSuffix("soundscaped.conf: line 2: signer-stdin file:\(open): its group or others have access (mode 0644); chmod 600 it"),
+            "\(line)")
+        #expect(
+            error {
+                $0.signerCommand = "s"; $0.signerStdin = "file:\(directory)"
+            }
                 == "--signer-stdin file:\(directory): it is not a regular file")
-        #expect(error { $0.signerCommand = "s"; $0.signerStdin = "file:\(directory)/missing" }
+        #expect(
+            error {
+                $0.signerCommand = "s"; $0.signerStdin = "file:\(directory)/missing"
+            }
                 == "--signer-stdin file:\(directory)/missing: cannot open it: No such file or directory")
         // A FIFO is refused without waiting for a writer.
         let fifo = directory + "/fifo"
         #expect(mkfifo(fifo, 0o600) == 0)
-        #expect(error { $0.signerCommand = "s"; $0.signerStdin = "file:\(fifo)" } == "--signer-stdin file:\(fifo): it is not a regular file")
+        #expect(
+            error {
+                $0.signerCommand = "s"; $0.signerStdin = "file:\(fifo)"
+            } == "--signer-stdin file:\(fifo): it is not a regular file")
         // Even without a signer-command, a stdin file in the config file is checked.
         #expect(error({ _ in }, config: "signer-stdin = file:\(open)\n") != nil)
     }
@@ -191,16 +209,17 @@ import Testing
     }
 
     @Test func theMachineGetsTheTimingAndThePolicy() throws {
-        let signer = try #require(try resolve { options in
-            options.signerCommand = "s"
-            options.signerStopSignal = "QUIT"
-            options.signerType = "notify"
-            options.signerRestartDelay = "2"
-            options.signerRestartMaxDelay = "1"
-            options.signerCrashLimit = "0"
-            options.signerHealthCommand = "true"
-            options.signerHealthRetries = "7"
-        }.signer)
+        let signer = try #require(
+            try resolve { options in
+                options.signerCommand = "s"
+                options.signerStopSignal = "QUIT"
+                options.signerType = "notify"
+                options.signerRestartDelay = "2"
+                options.signerRestartMaxDelay = "1"
+                options.signerCrashLimit = "0"
+                options.signerHealthCommand = "true"
+                options.signerHealthRetries = "7"
+            }.signer)
         let machine = SignerSupervisor.machineConfiguration(for: signer)
         #expect(machine.stopSignal == .quit)
         #expect(machine.type == .notify)

@@ -29,12 +29,14 @@ private enum Season: CaseIterable { case spring, summer }
         #expect(released > 0)
         // What runs between the release and the second reading faults back in,
         // but only a little of what the test binary had resident.
-        #expect(readOnly(after) < readOnly(before) / 2,
-                "read-only pages resident: \(readOnly(before)) KB before, \(readOnly(after)) KB after")
+        #expect(
+            readOnly(after) < readOnly(before) / 2,
+            "read-only pages resident: \(readOnly(before)) KB before, \(readOnly(after)) KB after")
         // Relocations and other written pages are private copies: dropping one
         // would bring back the file's bytes. None may go.
-        #expect(written(after) >= written(before),
-                "written pages: \(written(before)) KB before, \(written(after)) KB after")
+        #expect(
+            written(after) >= written(before),
+            "written pages: \(written(before)) KB before, \(written(after)) KB after")
         // And what the loader wrote still reads right.
         let shape: Shape = Triangle()
         #expect(shape.sides() == 3)

@@ -6,9 +6,10 @@ import SoundscapeCore
     let origin = ContinuousClock.now
 
     func status(_ state: PlayerState, flowing: Bool, signer: SignerStatus.State? = nil) -> PlayerStatus {
-        var status = PlayerStatus(state: state, isPlaying: flowing, soundscape: SoundscapeID("rain")!,
-                                  volume: Volume(clamping: 50), route: flowing ? "speaker" : nil,
-                                  wantsPlaying: state != .stopped && state != .paused)
+        var status = PlayerStatus(
+            state: state, isPlaying: flowing, soundscape: SoundscapeID("rain")!,
+            volume: Volume(clamping: 50), route: flowing ? "speaker" : nil,
+            wantsPlaying: state != .stopped && state != .paused)
         if let signer {
             status.signer = SignerStatus(state: signer, pid: nil, restarts: 5, lastExit: "exited with status 1")
             status.signer?.name = "igloo-signer"

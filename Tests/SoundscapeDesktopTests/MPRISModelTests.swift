@@ -3,11 +3,14 @@ import SoundscapeCore
 @testable import SoundscapeDesktop
 
 @Suite struct MPRISModelTests {
-    func status(_ state: PlayerState, soundscape: String = "rain", volume: Int = 40, playing: Bool? = nil,
-                signer: SignerStatus? = nil) -> PlayerStatus {
-        var status = PlayerStatus(state: state, isPlaying: playing ?? (state == .playing),
-                                  soundscape: SoundscapeID(soundscape)!, volume: Volume(clamping: volume), route: "speaker",
-                                  wantsPlaying: state != .stopped && state != .paused)
+    func status(
+        _ state: PlayerState, soundscape: String = "rain", volume: Int = 40, playing: Bool? = nil,
+        signer: SignerStatus? = nil
+    ) -> PlayerStatus {
+        var status = PlayerStatus(
+            state: state, isPlaying: playing ?? (state == .playing),
+            soundscape: SoundscapeID(soundscape)!, volume: Volume(clamping: volume), route: "speaker",
+            wantsPlaying: state != .stopped && state != .paused)
         status.signer = signer
         return status
     }
@@ -26,8 +29,9 @@ import SoundscapeCore
     @Test func metadataCarriesTitleTrackIdArtAndTheSignerLine() {
         var signer = SignerStatus(state: .running, pid: 42, restarts: 0, lastExit: nil)
         signer.name = "igloo-signer"
-        let model = MPRISModel(status: status(.playing, signer: signer), titles: ["rain": "Rain"],
-                               artURL: "file:///usr/share/icons/hicolor/scalable/apps/soundscaped.svg")
+        let model = MPRISModel(
+            status: status(.playing, signer: signer), titles: ["rain": "Rain"],
+            artURL: "file:///usr/share/icons/hicolor/scalable/apps/soundscaped.svg")
         let metadata = model.metadata
         #expect(metadata["xesam:title"] == .string("Rain"))
         #expect(metadata["mpris:trackid"] == .objectPath("/io/soundscaped/soundscape/rain"))
@@ -36,7 +40,8 @@ import SoundscapeCore
 
         signer.state = .failed
         signer.lastExit = "exited with status 3"
-        #expect(MPRISModel(status: status(.playing, signer: signer)).signerLine
+        #expect(
+            MPRISModel(status: status(.playing, signer: signer)).signerLine
                 == "igloo-signer failed (exited with status 3)")
         #expect(MPRISModel(status: status(.playing)).signerLine == "No signer configured")
         #expect(MPRISModel(status: nil).signerLine == "soundscaped is not running")

@@ -7,12 +7,16 @@ import SoundscapeCore
 @Suite struct SignerHealthDesktopTests {
     let origin = ContinuousClock.now
 
-    func status(signer state: SignerStatus.State, health: SignerStatus.Health = .unknown,
-                says: String? = nil) -> PlayerStatus {
-        var status = PlayerStatus(state: .playing, isPlaying: true, soundscape: SoundscapeID("rain")!,
-                                  volume: Volume(clamping: 50), route: "speaker", wantsPlaying: true)
-        status.signer = SignerStatus(state: state, pid: state == .running ? 42 : nil, restarts: 0, lastExit: nil,
-                                     health: health, status: says)
+    func status(
+        signer state: SignerStatus.State, health: SignerStatus.Health = .unknown,
+        says: String? = nil
+    ) -> PlayerStatus {
+        var status = PlayerStatus(
+            state: .playing, isPlaying: true, soundscape: SoundscapeID("rain")!,
+            volume: Volume(clamping: 50), route: "speaker", wantsPlaying: true)
+        status.signer = SignerStatus(
+            state: state, pid: state == .running ? 42 : nil, restarts: 0, lastExit: nil,
+            health: health, status: says)
         status.signer?.name = "igloo-signer"
         return status
     }
@@ -31,7 +35,8 @@ import SoundscapeCore
     }
 
     @Test func anUnhealthySignerSaysSo() {
-        #expect(MPRISModel(status: status(signer: .running, health: .unhealthy, says: "3/3 relays")).signerLine
+        #expect(
+            MPRISModel(status: status(signer: .running, health: .unhealthy, says: "3/3 relays")).signerLine
                 == "igloo-signer unhealthy")
         #expect(MPRISModel(status: status(signer: .restarting, health: .unhealthy)).signerLine == "igloo-signer unhealthy")
     }

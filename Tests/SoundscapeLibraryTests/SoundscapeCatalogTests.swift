@@ -31,15 +31,15 @@ final class TemporaryTree {
 func id(_ text: String) -> SoundscapeID { SoundscapeID(text)! }
 
 let builtinManifest = """
-{
-  "default": "rain",
-  "soundscapes": [
-    { "id": "ocean-waves", "title": "Ocean waves", "file": "ocean-waves.opus", "gain": 1.0 },
-    { "id": "rain", "title": "Rain", "file": "rain.opus", "gain": 0.78 },
-    { "id": "brown-noise", "file": "brown.opus" }
-  ]
-}
-"""
+    {
+      "default": "rain",
+      "soundscapes": [
+        { "id": "ocean-waves", "title": "Ocean waves", "file": "ocean-waves.opus", "gain": 1.0 },
+        { "id": "rain", "title": "Rain", "file": "rain.opus", "gain": 0.78 },
+        { "id": "brown-noise", "file": "brown.opus" }
+      ]
+    }
+    """
 
 let builtinFiles = [
     "manifest.json": builtinManifest, "ocean-waves.opus": "o", "rain.opus": "r", "brown.opus": "b",
@@ -73,14 +73,17 @@ let builtinFiles = [
         let catalog = SoundscapeCatalog.scan(.init(builtin: builtin, extra: [], user: nil))
         #expect(catalog.problems.isEmpty)
         #expect(catalog.defaultID == id("rain"))
-        #expect(catalog.entries == [
-            SoundscapeEntry(id: id("ocean-waves"), title: "Ocean waves", path: builtin + "/ocean-waves.opus",
-                            gain: 1, origin: .builtin),
-            SoundscapeEntry(id: id("rain"), title: "Rain", path: builtin + "/rain.opus", gain: 0.78, origin: .builtin),
-            // No title: the id; no gain: 1; a file named differently from the id is not listed twice.
-            SoundscapeEntry(id: id("brown-noise"), title: "brown-noise", path: builtin + "/brown.opus",
-                            gain: 1, origin: .builtin),
-        ])
+        #expect(
+            catalog.entries == [
+                SoundscapeEntry(
+                    id: id("ocean-waves"), title: "Ocean waves", path: builtin + "/ocean-waves.opus",
+                    gain: 1, origin: .builtin),
+                SoundscapeEntry(id: id("rain"), title: "Rain", path: builtin + "/rain.opus", gain: 0.78, origin: .builtin),
+                // No title: the id; no gain: 1; a file named differently from the id is not listed twice.
+                SoundscapeEntry(
+                    id: id("brown-noise"), title: "brown-noise", path: builtin + "/brown.opus",
+                    gain: 1, origin: .builtin),
+            ])
         #expect(catalog.entry(id("rain"))?.gain == 0.78)
         #expect(catalog.entry(id("brown")) == nil)
     }
@@ -98,18 +101,18 @@ let builtinFiles = [
     @Test func invalidManifestEntriesAreReportedAndSkipped() throws {
         let tree = try TemporaryTree()
         let manifest = """
-        {
-          "soundscapes": [
-            { "id": "../evil", "file": "evil.opus" },
-            { "id": "sneaky", "file": "../outside.opus" },
-            { "id": "nested", "file": "sub/nested.opus" },
-            { "id": "mute", "file": "mute.opus", "gain": 0 },
-            { "id": "loud", "file": "loud.opus", "gain": 2 },
-            { "id": "negative", "file": "negative.opus", "gain": -0.5 },
-            { "id": "fine", "file": "fine.opus", "gain": 0.5 }
-          ]
-        }
-        """
+            {
+              "soundscapes": [
+                { "id": "../evil", "file": "evil.opus" },
+                { "id": "sneaky", "file": "../outside.opus" },
+                { "id": "nested", "file": "sub/nested.opus" },
+                { "id": "mute", "file": "mute.opus", "gain": 0 },
+                { "id": "loud", "file": "loud.opus", "gain": 2 },
+                { "id": "negative", "file": "negative.opus", "gain": -0.5 },
+                { "id": "fine", "file": "fine.opus", "gain": 0.5 }
+              ]
+            }
+            """
         let builtin = try tree.directory("builtin", files: ["manifest.json": manifest, "fine.opus": "f"])
         let catalog = SoundscapeCatalog.scan(.init(builtin: builtin, extra: [], user: nil))
         #expect(catalog.entries.map(\.id) == [id("fine")])
@@ -129,9 +132,11 @@ let builtinFiles = [
 
     @Test func brokenManifestIsReportedButNotFatal() throws {
         let tree = try TemporaryTree()
-        let builtin = try tree.directory("builtin", files: [
-            "manifest.json": "{ \"soundscapes\": [ { \"id\": ", "rain.opus": "r",
-        ])
+        let builtin = try tree.directory(
+            "builtin",
+            files: [
+                "manifest.json": "{ \"soundscapes\": [ { \"id\": ", "rain.opus": "r",
+            ])
         let catalog = SoundscapeCatalog.scan(.init(builtin: builtin, extra: [], user: nil))
         #expect(catalog.problems.count == 1)
         #expect(catalog.problems.first?.hasPrefix(builtin + "/manifest.json: ") == true)
@@ -151,9 +156,11 @@ let builtinFiles = [
 
     @Test func extraDirectoryOfBareFilesUsesFileNamesAsIDsAndTitles() throws {
         let tree = try TemporaryTree()
-        let extra = try tree.directory("extra", files: [
-            "forest-stream.opus": "f", "My Loop 2.opus": "m", "été.opus": "e",
-        ])
+        let extra = try tree.directory(
+            "extra",
+            files: [
+                "forest-stream.opus": "f", "My Loop 2.opus": "m", "été.opus": "e",
+            ])
         let catalog = SoundscapeCatalog.scan(.init(builtin: nil, extra: [extra], user: nil))
         #expect(catalog.problems.isEmpty)
         #expect(Set(catalog.entries.map(\.id)) == Set(["forest-stream", "My Loop 2", "été"].map(id)))
@@ -168,10 +175,12 @@ let builtinFiles = [
 
     @Test func nonOpusFilesAreIgnored() throws {
         let tree = try TemporaryTree()
-        let extra = try tree.directory("extra", files: [
-            "notes.txt": "n", "cover.jpg": "c", "song.opus.bak": "s", "LOUD.OPUS": "l", "opus": "o", "wave.ogg": "w",
-            "keep.opus": "k",
-        ])
+        let extra = try tree.directory(
+            "extra",
+            files: [
+                "notes.txt": "n", "cover.jpg": "c", "song.opus.bak": "s", "LOUD.OPUS": "l", "opus": "o", "wave.ogg": "w",
+                "keep.opus": "k",
+            ])
         let catalog = SoundscapeCatalog.scan(.init(builtin: nil, extra: [extra], user: nil))
         #expect(catalog.entries.map(\.id) == [id("keep")])
         #expect(catalog.problems.isEmpty)
@@ -179,9 +188,11 @@ let builtinFiles = [
 
     @Test func unusableFileNamesAreReported() throws {
         let tree = try TemporaryTree()
-        let extra = try tree.directory("extra", files: [
-            ".hidden.opus": "h", "-dash.opus": "d", "colon:name.opus": "c", ".opus": "e", "ok.opus": "o",
-        ])
+        let extra = try tree.directory(
+            "extra",
+            files: [
+                ".hidden.opus": "h", "-dash.opus": "d", "colon:name.opus": "c", ".opus": "e", "ok.opus": "o",
+            ])
         let catalog = SoundscapeCatalog.scan(.init(builtin: nil, extra: [extra], user: nil))
         #expect(catalog.entries.map(\.id) == [id("ok")])
         #expect(catalog.problems.count == 4)
@@ -224,23 +235,31 @@ let builtinFiles = [
         let catalog = SoundscapeCatalog.scan(.init(builtin: nil, extra: [extra], user: nil))
         #expect(catalog.defaultID == SoundscapeCatalog.fallbackDefault)
         // A manifest elsewhere still names its entries.
-        #expect(catalog.entries == [SoundscapeEntry(id: id("calm"), title: "Calm", path: extra + "/c.opus",
-                                                    gain: 0.5, origin: .extra)])
+        #expect(
+            catalog.entries == [
+                SoundscapeEntry(
+                    id: id("calm"), title: "Calm", path: extra + "/c.opus",
+                    gain: 0.5, origin: .extra)
+            ])
     }
 
     @Test func invalidDefaultInTheBuiltinManifestKeepsTheFallback() throws {
         let tree = try TemporaryTree()
-        let builtin = try tree.directory("builtin", files: [
-            "manifest.json": #"{"default": "../x", "soundscapes": []}"#,
-        ])
+        let builtin = try tree.directory(
+            "builtin",
+            files: [
+                "manifest.json": #"{"default": "../x", "soundscapes": []}"#
+            ])
         let catalog = SoundscapeCatalog.scan(.init(builtin: builtin, extra: [], user: nil))
         #expect(catalog.defaultID == id("ocean-waves"))
     }
 
     @Test func missingDirectoriesYieldAnEmptyCatalog() throws {
         let tree = try TemporaryTree()
-        let catalog = SoundscapeCatalog.scan(.init(builtin: tree.root + "/nope", extra: [tree.root + "/nada"],
-                                                   user: tree.root + "/none"))
+        let catalog = SoundscapeCatalog.scan(
+            .init(
+                builtin: tree.root + "/nope", extra: [tree.root + "/nada"],
+                user: tree.root + "/none"))
         #expect(catalog.entries.isEmpty)
         #expect(catalog.defaultID == SoundscapeCatalog.fallbackDefault)
     }
@@ -260,16 +279,20 @@ let builtinFiles = [
     typealias Locations = SoundscapeCatalog.Locations
 
     @Test func userDirectoryHonoursAnAbsoluteXDGDataHome() {
-        #expect(Locations.userDirectory(environment: ["XDG_DATA_HOME": "/data", "HOME": "/home/u"])
+        #expect(
+            Locations.userDirectory(environment: ["XDG_DATA_HOME": "/data", "HOME": "/home/u"])
                 == "/data/soundscaped/soundscapes")
     }
 
     @Test func userDirectoryIgnoresARelativeOrEmptyXDGDataHome() {
-        #expect(Locations.userDirectory(environment: ["XDG_DATA_HOME": "data", "HOME": "/home/u"])
+        #expect(
+            Locations.userDirectory(environment: ["XDG_DATA_HOME": "data", "HOME": "/home/u"])
                 == "/home/u/.local/share/soundscaped/soundscapes")
-        #expect(Locations.userDirectory(environment: ["XDG_DATA_HOME": "", "HOME": "/home/u"])
+        #expect(
+            Locations.userDirectory(environment: ["XDG_DATA_HOME": "", "HOME": "/home/u"])
                 == "/home/u/.local/share/soundscaped/soundscapes")
-        #expect(Locations.userDirectory(environment: ["HOME": "/home/u"])
+        #expect(
+            Locations.userDirectory(environment: ["HOME": "/home/u"])
                 == "/home/u/.local/share/soundscaped/soundscapes")
     }
 
@@ -284,7 +307,8 @@ let builtinFiles = [
         try tree.directory("checkout/soundscapes", files: ["manifest.json": "{}"])
         try tree.directory("checkout/.build/x86_64/debug", files: ["soundscaped": ""])
         let found = Locations.builtinDirectory(executablePath: tree.root + "/checkout/.build/x86_64/debug/soundscaped")
-        #expect(found.map { URL(fileURLWithPath: $0).resolvingSymlinksInPath().path }
+        #expect(
+            found.map { URL(fileURLWithPath: $0).resolvingSymlinksInPath().path }
                 == URL(fileURLWithPath: tree.root + "/checkout/soundscapes").resolvingSymlinksInPath().path)
     }
 
@@ -302,8 +326,9 @@ let builtinFiles = [
         // An installed layout: <prefix>/bin/soundscaped and <prefix>/share/soundscaped/soundscapes.
         try tree.directory("prefix/share/soundscaped/soundscapes", files: ["manifest.json": "{}"])
         try tree.directory("prefix/bin", files: ["soundscaped": ""])
-        let locations = Locations.standard(extra: ["/x"], environment: ["HOME": "/home/u"],
-                                           executablePath: tree.root + "/prefix/bin/soundscaped")
+        let locations = Locations.standard(
+            extra: ["/x"], environment: ["HOME": "/home/u"],
+            executablePath: tree.root + "/prefix/bin/soundscaped")
         #expect(locations.builtin?.hasSuffix("/prefix/share/soundscaped/soundscapes") == true)
         #expect(locations.extra == ["/x"])
         #expect(locations.user == "/home/u/.local/share/soundscaped/soundscapes")

@@ -93,8 +93,9 @@ import Testing
     @Test func preferencesSurviveReopening() throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let saved = PersistedPreferences(interruptionMode: "duck", duckLevel: 25, autoResume: false, pinnedSink: "headset",
-                                         keepAwake: true, notifications: false, signerDownSound: "silence")
+        let saved = PersistedPreferences(
+            interruptionMode: "duck", duckLevel: 25, autoResume: false, pinnedSink: "headset",
+            keepAwake: true, notifications: false, signerDownSound: "silence")
         do {
             let store = try StateStore(directory: directory)
             #expect(try store.loadPreferences() == nil)
@@ -119,9 +120,12 @@ import Testing
             _ = try old.execute("INSERT INTO preferences VALUES (1, 'duck', 20, 0, NULL, 0)")
         }
         let store = try StateStore(directory: directory)
-        #expect(try store.loadPreferences() == PersistedPreferences(interruptionMode: "duck", duckLevel: 20, autoResume: false,
-                                                                   pinnedSink: nil, keepAwake: false, notifications: true,
-                                                                   signerDownSound: "cue"))
+        #expect(
+            try store.loadPreferences()
+                == PersistedPreferences(
+                    interruptionMode: "duck", duckLevel: 20, autoResume: false,
+                    pinnedSink: nil, keepAwake: false, notifications: true,
+                    signerDownSound: "cue"))
     }
 
     /// Databases written by the GRDB-based builds kept their schema version in
@@ -134,7 +138,8 @@ import Testing
             _ = try old.execute("PRAGMA journal_mode = WAL")
             _ = try old.execute("CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY)")
             _ = try old.execute("INSERT INTO grdb_migrations VALUES ('v1')")
-            _ = try old.execute("""
+            _ = try old.execute(
+                """
                 CREATE TABLE player_state (
                     id INTEGER PRIMARY KEY CHECK (id = 1),
                     volume INTEGER NOT NULL CHECK (volume >= 0 AND volume <= 100),

@@ -27,7 +27,7 @@ import SoundscapeSystem
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("a.txt")
-        let big = String(repeating: "soundscape ", count: 5_000)   // larger than one read
+        let big = String(repeating: "soundscape ", count: 5_000)  // larger than one read
         try big.write(to: file, atomically: false, encoding: .utf8)
         try Data([0xFF, 0xFE]).write(to: directory.appendingPathComponent("latin.txt"))
         try FileManager.default.createSymbolicLink(at: directory.appendingPathComponent("link"), withDestinationURL: file)

@@ -48,19 +48,21 @@ import Testing
         service.setStatus("Playing rain at 50% on speaker")
         service.setStatus("PipeWire not available; retrying")
         // A status before READY is held back: READY's own line is the first systemd sees.
-        #expect(sink.messages() == [
-            "READY=1\nSTATUS=Playing ocean-waves at 50% on speaker",
-            "STATUS=Playing rain at 50% on speaker",
-            "STATUS=PipeWire not available; retrying",
-        ])
+        #expect(
+            sink.messages() == [
+                "READY=1\nSTATUS=Playing ocean-waves at 50% on speaker",
+                "STATUS=Playing rain at 50% on speaker",
+                "STATUS=PipeWire not available; retrying",
+            ])
         #expect(health.count == 0)
     }
 
     @Test func watchdogPingsAtHalfTheTimeout() async throws {
         let sink = try DatagramSink(.abstract)
         let health = HealthSwitch(healthy: true)
-        let service = SystemdNotifierService(environment: environment(sink, watchdogUsec: 200_000),
-                                             logger: logs.logger, healthCheck: health.check)
+        let service = SystemdNotifierService(
+            environment: environment(sink, watchdogUsec: 200_000),
+            logger: logs.logger, healthCheck: health.check)
         try await running(service) { _ in
             let first = await sink.wait { Self.pings($0) >= 1 }
             try #require(Self.pings(first) == 1)
@@ -76,8 +78,9 @@ import Testing
     @Test func noPingsWhileUnhealthyAndPingsAgainOnceHealthy() async throws {
         let sink = try DatagramSink(.path)
         let health = HealthSwitch(healthy: false)
-        let service = SystemdNotifierService(environment: environment(sink, watchdogUsec: 100_000),
-                                             logger: logs.logger, healthCheck: health.check)
+        let service = SystemdNotifierService(
+            environment: environment(sink, watchdogUsec: 100_000),
+            logger: logs.logger, healthCheck: health.check)
         try await running(service) { _ in
             while health.count < 4 { try await Task.sleep(for: .milliseconds(5)) }
             #expect(Self.pings(sink.messages()) == 0)
@@ -92,8 +95,9 @@ import Testing
     @Test func aCheckThatDoesNotAnswerWithholdsPingsWithoutPilingUp() async throws {
         let sink = try DatagramSink(.path)
         let stuck = StuckCheck()
-        let service = SystemdNotifierService(environment: environment(sink, watchdogUsec: 100_000),
-                                             logger: logs.logger, healthCheck: stuck.check)
+        let service = SystemdNotifierService(
+            environment: environment(sink, watchdogUsec: 100_000),
+            logger: logs.logger, healthCheck: stuck.check)
         try await running(service) { _ in
             let waiting = "an earlier health check has still not answered"
             while logs.messages().count(where: { $0.contains(waiting) }) < 3 {
@@ -124,8 +128,9 @@ import Testing
     @Test func stoppingWhenTheGroupIsCancelled() async throws {
         let sink = try DatagramSink(.path)
         let health = HealthSwitch(healthy: true)
-        let service = SystemdNotifierService(environment: environment(sink, watchdogUsec: 100_000),
-                                             logger: logs.logger, healthCheck: health.check)
+        let service = SystemdNotifierService(
+            environment: environment(sink, watchdogUsec: 100_000),
+            logger: logs.logger, healthCheck: health.check)
         let group = ServiceGroup(configuration: .init(services: [.init(service: service)], logger: groupLogger))
         let run = Task { try await group.run() }
         await sink.wait { Self.pings($0) >= 1 }
@@ -137,8 +142,9 @@ import Testing
 
     @Test func outsideSystemdTheServiceOnlyWaits() async throws {
         let health = HealthSwitch(healthy: true)
-        let service = SystemdNotifierService(environment: ["WATCHDOG_USEC": "100000"], logger: logs.logger,
-                                             healthCheck: health.check)
+        let service = SystemdNotifierService(
+            environment: ["WATCHDOG_USEC": "100000"], logger: logs.logger,
+            healthCheck: health.check)
         try await running(service) { _ in
             service.markReady(status: "Playing")
             service.setStatus("Stopped")

@@ -17,13 +17,14 @@ import Testing
         #expect(notifier.watchdog() == .sent)
         #expect(notifier.stopping() == .sent)
         #expect(notifier.send(["STATUS=a", "ERRNO=0"]) == .sent)
-        #expect(sink.messages() == [
-            "READY=1\nSTATUS=Playing ocean-waves at 50%",
-            "STATUS=PipeWire not available; retrying",
-            "WATCHDOG=1",
-            "STOPPING=1",
-            "STATUS=a\nERRNO=0",
-        ])
+        #expect(
+            sink.messages() == [
+                "READY=1\nSTATUS=Playing ocean-waves at 50%",
+                "STATUS=PipeWire not available; retrying",
+                "WATCHDOG=1",
+                "STOPPING=1",
+                "STATUS=a\nERRNO=0",
+            ])
     }
 
     @Test func lineBreaksCannotForgeFields() throws {

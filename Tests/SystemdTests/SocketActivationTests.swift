@@ -67,8 +67,9 @@ import Varlink
 
     @Test func namesMustMatchTheCount() throws {
         let sockets = try PassedSockets([.listeningUnixStream, .listeningUnixStream])
-        #expect(parse(environment(sockets, names: "control"), sockets)
-            == .failure(.nameCountMismatch(names: ["control"], descriptors: 2)))
+        #expect(
+            parse(environment(sockets, names: "control"), sockets)
+                == .failure(.nameCountMismatch(names: ["control"], descriptors: 2)))
     }
 
     @Test func unlistenedSocketIsRefused() throws {
@@ -84,32 +85,37 @@ import Varlink
 
     @Test func datagramSocketIsRefused() throws {
         let sockets = try PassedSockets([.unixDatagram])
-        #expect(parse(environment(sockets), sockets)
-            == .failure(.notStream(descriptor: sockets.base, type: CInt(SOCK_DGRAM.rawValue))))
+        #expect(
+            parse(environment(sockets), sockets)
+                == .failure(.notStream(descriptor: sockets.base, type: CInt(SOCK_DGRAM.rawValue))))
     }
 
     @Test func tcpSocketIsRefused() throws {
         let sockets = try PassedSockets([.listeningTCP])
-        #expect(parse(environment(sockets), sockets)
-            == .failure(.notUnixFamily(descriptor: sockets.base, family: AF_INET)))
+        #expect(
+            parse(environment(sockets), sockets)
+                == .failure(.notUnixFamily(descriptor: sockets.base, family: AF_INET)))
     }
 
     @Test func closedDescriptorIsRefused() throws {
         let sockets = try PassedSockets([])
-        #expect(SocketActivation.listeners(environment: ["LISTEN_PID": "4242", "LISTEN_FDS": "1"], pid: pid, startingAt: sockets.base)
-            == .failure(.notOpen(descriptor: sockets.base)))
+        #expect(
+            SocketActivation.listeners(environment: ["LISTEN_PID": "4242", "LISTEN_FDS": "1"], pid: pid, startingAt: sockets.base)
+                == .failure(.notOpen(descriptor: sockets.base)))
     }
 
     @Test(arguments: ["", "abc", "-1", "0", "+3", "1x"])
     func unusablePID(_ value: String) {
-        #expect(SocketActivation.listeners(environment: ["LISTEN_PID": value, "LISTEN_FDS": "1"], pid: pid)
-            == .failure(.invalidPID(value)))
+        #expect(
+            SocketActivation.listeners(environment: ["LISTEN_PID": value, "LISTEN_FDS": "1"], pid: pid)
+                == .failure(.invalidPID(value)))
     }
 
     @Test(arguments: ["", "abc", "-1", "0", "1.0", "99999999999"])
     func unusableCount(_ value: String) {
-        #expect(SocketActivation.listeners(environment: ["LISTEN_PID": "4242", "LISTEN_FDS": value], pid: pid)
-            == .failure(.invalidCount(value)))
+        #expect(
+            SocketActivation.listeners(environment: ["LISTEN_PID": "4242", "LISTEN_FDS": value], pid: pid)
+                == .failure(.invalidCount(value)))
     }
 
     @Test func errorsNameTheProblem() {
@@ -124,12 +130,14 @@ import Varlink
         let control = try #require(try parse(environment(sockets), sockets).get()).control
         let notify = try DatagramSink(.path)
         let noLogs = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
-        let systemd = SystemdNotifierService(environment: ["NOTIFY_SOCKET": notify.address], logger: noLogs,
-                                             healthCheck: { true })
+        let systemd = SystemdNotifierService(
+            environment: ["NOTIFY_SOCKET": notify.address], logger: noLogs,
+            healthCheck: { true })
         // NIO owns the descriptor from here on and closes it; take it out of the fixture.
         let owned = dup(control)
-        let server = VarlinkServer(listener: .boundFileDescriptor(owned), interfaces: [],
-                                   info: .init(vendor: "test", product: "soundscaped", version: "0", url: "x"))
+        let server = VarlinkServer(
+            listener: .boundFileDescriptor(owned), interfaces: [],
+            info: .init(vendor: "test", product: "soundscaped", version: "0", url: "x"))
         let serving = Task { try await server.run { systemd.markReady(status: "Listening") } }
         defer { serving.cancel() }
         await notify.wait { $0.count >= 1 }

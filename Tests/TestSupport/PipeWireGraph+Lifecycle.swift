@@ -189,7 +189,8 @@ extension PipeWireGraph {
     public func requireNoDevices() throws {
         let devices = try snapshot().devices
         guard !devices.isEmpty else { return }
-        throw HarnessError("""
+        throw HarnessError(
+            """
             the test graph has \(devices.count) device(s): \(devices.map(\.description).joined(separator: ", ")); \
             its WirePlumber did not keep away from hardware (is \(Self.noHardwareConfiguration.path) in its XDG_CONFIG_HOME?)
             """)

@@ -119,7 +119,8 @@ extension PipeWireGraph {
                 if line.contains("key:'default.audio.sink'") { return Self.metadataName(inMonitorLine: line) }
             }
             let sinks = (try? snapshot().sinks.compactMap(\.name)) ?? []
-            throw HarnessError("""
+            throw HarnessError(
+                """
                 Default sink did not become '\(name)' within \(formatSeconds(timeout)); sinks: \(sinks); \
                 pw-metadata -m printed: \(seen)
                 """)
@@ -138,7 +139,7 @@ extension PipeWireGraph {
     /// `update: id:0 key:'default.audio.sink' value:'{"name":"speaker"}' type:'Spa:String:JSON'`.
     static func metadataName(inMonitorLine line: String) -> String? {
         guard let start = line.range(of: "value:'"), let end = line.range(of: "' type:", options: .backwards),
-              start.upperBound <= end.lowerBound
+            start.upperBound <= end.lowerBound
         else { return nil }
         let json = String(line[start.upperBound..<end.lowerBound])
         return try? Snapshot.nodeName(from: JSONDecoder().decode(JSONValue.self, from: Data(json.utf8)))

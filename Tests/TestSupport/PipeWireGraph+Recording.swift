@@ -19,8 +19,11 @@ extension PipeWireGraph {
         let recorder = try spawn(
             // stream.capture.sink: without it WirePlumber links a capture stream to the
             // *default* sink's monitor whatever the target, so only the default could be recorded.
-            "pw-record", ["--target", sink, "-P", "{ stream.capture.sink=true }", "--format", "f32", "--rate", "48000",
-                          "--channels", "2", url.path],
+            "pw-record",
+            [
+                "--target", sink, "-P", "{ stream.capture.sink=true }", "--format", "f32", "--rate", "48000",
+                "--channels", "2", url.path,
+            ],
             name: "pw-record-\(sink)")
         var observed = "nothing yet"
         do {

@@ -21,8 +21,10 @@ extension PipeWireGraph {
         /// or intended roles; the name is the raw address. PipeWire's
         /// module-loopback.c adds `node.group` and `node.link-group`
         /// (`loopback-<pid>-<module id>`) and `resample.prefill`.
-        public static func bluetoothLoopbackSink(address: String, description: String, deviceID: Int,
-                                                 linkGroup: String) -> [String: String] {
+        public static func bluetoothLoopbackSink(
+            address: String, description: String, deviceID: Int,
+            linkGroup: String
+        ) -> [String: String] {
             [
                 "node.name": "bluez_output.\(address)",
                 "node.description": description,
@@ -53,8 +55,10 @@ extension PipeWireGraph {
         /// `device.routes`, `card.profile.device`, and `device.intended-roles =
         /// Communication` in the headset profile. The sink is SPA node 1 in both
         /// profiles, so both have the same name.
-        public static func bluetoothInternalSink(address: String, description: String, deviceID: Int,
-                                                 profile: BluetoothProfile) -> [String: String] {
+        public static func bluetoothInternalSink(
+            address: String, description: String, deviceID: Int,
+            profile: BluetoothProfile
+        ) -> [String: String] {
             var properties = [
                 "node.name": "bluez_output_internal.\(address.replacingOccurrences(of: ":", with: "_")).1",
                 "node.description": description,

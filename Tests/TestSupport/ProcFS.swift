@@ -70,7 +70,8 @@ public enum ProcFS {
             if !key.hasSuffix(":") {
                 // A mapping's header: "start-end perms offset dev inode path".
                 if let current { result.append(current) }
-                current = fields.count >= 6 && fields[5...].joined(separator: " ") == path
+                current =
+                    fields.count >= 6 && fields[5...].joined(separator: " ") == path
                     ? FileMapping(permissions: String(fields[1]), residentKB: 0, anonymousKB: 0) : nil
             } else if key == "Rss:", fields.count > 1 {
                 current?.residentKB = Int(fields[1]) ?? 0

@@ -8,7 +8,8 @@ public struct ProcStat {
 
     public init?(path: String) {
         guard let text = ProcFS.read(path),
-              let open = text.firstIndex(of: "("), let close = text.lastIndex(of: ")") else { return nil }
+            let open = text.firstIndex(of: "("), let close = text.lastIndex(of: ")")
+        else { return nil }
         name = String(text[text.index(after: open)..<close])
         rest = text[text.index(after: close)...].split(separator: " ", omittingEmptySubsequences: true)
     }

@@ -185,8 +185,9 @@ import Testing
         try await withServer { path in
             let connection = try RawConnection(path: path)
             try await connection.send(#"{"method":"org.example.test.Echo","parameters":{"value":"x"},"upgrade":true}"# + "\0")
-            #expect(try await connection.receiveMessage()
-                == #"{"error":"org.varlink.service.InvalidParameter","parameters":{"parameter":"upgrade"}}"#)
+            #expect(
+                try await connection.receiveMessage()
+                    == #"{"error":"org.varlink.service.InvalidParameter","parameters":{"parameter":"upgrade"}}"#)
         }
     }
 }

@@ -23,14 +23,16 @@ import Testing
             var url: String
         }
         let parameters = try VarlinkEncodedParameters(Status(playing: true, url: "https://example.org/a"))
-        #expect(text(ReplyEncoding.reply(parameters, continues: false))
-            == #"{"parameters":{"playing":true,"url":"https://example.org/a"}}"# + "\0")
+        #expect(
+            text(ReplyEncoding.reply(parameters, continues: false))
+                == #"{"parameters":{"playing":true,"url":"https://example.org/a"}}"# + "\0")
     }
 
     @Test func wrappedPreEncodedObject() {
         let parameters = VarlinkEncodedParameters.wrapping(field: "event", jsonObject: Array(#"{"kind":"stopped"}"#.utf8))
-        #expect(text(ReplyEncoding.reply(parameters, continues: true))
-            == #"{"parameters":{"event":{"kind":"stopped"}},"continues":true}"# + "\0")
+        #expect(
+            text(ReplyEncoding.reply(parameters, continues: true))
+                == #"{"parameters":{"event":{"kind":"stopped"}},"continues":true}"# + "\0")
         let escaped = VarlinkEncodedParameters.wrapping(field: "a\"b", jsonObject: Array("{}".utf8))
         #expect(String(buffer: escaped.json) == #"{"a\"b":{}}"#)
     }
@@ -41,10 +43,12 @@ import Testing
     }
 
     @Test func errorReply() {
-        #expect(String(buffer: ReplyEncoding.error(.invalidParameter(parameter: "volume")))
-            == #"{"error":"org.varlink.service.InvalidParameter","parameters":{"parameter":"volume"}}"# + "\0")
-        #expect(String(buffer: ReplyEncoding.error(.permissionDenied()))
-            == #"{"error":"org.varlink.service.PermissionDenied","parameters":{}}"# + "\0")
+        #expect(
+            String(buffer: ReplyEncoding.error(.invalidParameter(parameter: "volume")))
+                == #"{"error":"org.varlink.service.InvalidParameter","parameters":{"parameter":"volume"}}"# + "\0")
+        #expect(
+            String(buffer: ReplyEncoding.error(.permissionDenied()))
+                == #"{"error":"org.varlink.service.PermissionDenied","parameters":{}}"# + "\0")
     }
 
     @Test func errorWithUnencodableParametersStillGoesOut() {
@@ -53,10 +57,12 @@ import Testing
     }
 
     @Test func call() throws {
-        #expect(String(buffer: try CallEncoding.call("a.B", parameters: ["x": JSONValue.bool(true)], more: false))
-            == #"{"method":"a.B","parameters":{"x":true}}"# + "\0")
-        #expect(String(buffer: try CallEncoding.call("a.B", parameters: [String: JSONValue](), more: true))
-            == #"{"method":"a.B","more":true,"parameters":{}}"# + "\0")
+        #expect(
+            String(buffer: try CallEncoding.call("a.B", parameters: ["x": JSONValue.bool(true)], more: false))
+                == #"{"method":"a.B","parameters":{"x":true}}"# + "\0")
+        #expect(
+            String(buffer: try CallEncoding.call("a.B", parameters: [String: JSONValue](), more: true))
+                == #"{"method":"a.B","more":true,"parameters":{}}"# + "\0")
     }
 
     @Test func replyEnvelopes() throws {

@@ -12,8 +12,9 @@ import Testing
     }
 
     @Test func booleansAndNumbersStayDistinct() throws {
-        #expect(try JSONCoding.decode(JSONValue.self, from: ByteBuffer(string: "[true,1,0,false]"))
-            == .array([.bool(true), .number(1), .number(0), .bool(false)]))
+        #expect(
+            try JSONCoding.decode(JSONValue.self, from: ByteBuffer(string: "[true,1,0,false]"))
+                == .array([.bool(true), .number(1), .number(0), .bool(false)]))
     }
 
     @Test func integralNumbersEncodeWithoutAFraction() throws {

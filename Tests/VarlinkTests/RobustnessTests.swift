@@ -32,8 +32,9 @@ import TestSupport
                 try await connection.send(#"{"method":"org.example.test.Echo","parameters":{"value":"first"}}"# + "\0")
                 try await connection.send(String(repeating: "x", count: 2000))
                 #expect(try await connection.receiveMessage() == #"{"parameters":{"value":"first"}}"#)
-                #expect(try await connection.receiveMessage()
-                    == #"{"error":"org.swift-varlink.MessageTooLarge","parameters":{"limit":1024}}"#)
+                #expect(
+                    try await connection.receiveMessage()
+                        == #"{"error":"org.swift-varlink.MessageTooLarge","parameters":{"limit":1024}}"#)
                 try await connection.receiveClose()
                 try await log.waitFor(lineContaining: "over 1024 bytes")
 

@@ -7,13 +7,14 @@ import Testing
         try await withServer { path in
             try await withClient(path) { client in
                 let info = try await client.call("org.varlink.service.GetInfo")
-                #expect(info == [
-                    "vendor": "Example Vendor",
-                    "product": "varlink-tests",
-                    "version": "1.0",
-                    "url": "https://example.org/varlink-tests",
-                    "interfaces": ["org.varlink.service", "org.example.test"],
-                ])
+                #expect(
+                    info == [
+                        "vendor": "Example Vendor",
+                        "product": "varlink-tests",
+                        "version": "1.0",
+                        "url": "https://example.org/varlink-tests",
+                        "interfaces": ["org.varlink.service", "org.example.test"],
+                    ])
             }
         }
     }

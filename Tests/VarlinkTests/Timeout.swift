@@ -3,4 +3,3 @@ struct StreamEnded: Error, CustomStringConvertible {
     let waitingFor: String
     var description: String { "stream ended before \"\(waitingFor)\"" }
 }
-

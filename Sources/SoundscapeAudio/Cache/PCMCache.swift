@@ -23,7 +23,7 @@ import SoundscapeSystem
 /// it plays by decoding, as before the cache existed. A write that fails (the
 /// disk filled meanwhile) removes its partial file; the voice keeps decoding.
 public final class PCMCache: Sendable {
-    static let magic: UInt64 = 0x3130_4d43_5053_4353 // "SCSPCM01"
+    static let magic: UInt64 = 0x3130_4d43_5053_4353  // "SCSPCM01"
     static let headerBytes = 32
     static let bytesPerFrame = 8
     /// The default budget: the built-in loops many times over, a 20-minute user
@@ -47,8 +47,10 @@ public final class PCMCache: Sendable {
     /// file is in place). Tests of what a build writes pass nil: under
     /// `SCHED_IDLE` a build on a machine busy with other work waits for CPU
     /// without bound, and what they check does not depend on when it runs.
-    public init(directory: String, budgetBytes: Int64 = PCMCache.defaultBudgetBytes,
-                buildPolicy: WorkerThread.Policy? = .idle, logger: Logger) {
+    public init(
+        directory: String, budgetBytes: Int64 = PCMCache.defaultBudgetBytes,
+        buildPolicy: WorkerThread.Policy? = .idle, logger: Logger
+    ) {
         self.directory = directory
         budget = Atomic(budgetBytes)
         self.buildPolicy = buildPolicy
@@ -96,8 +98,9 @@ public final class PCMCache: Sendable {
         let path = path(for: data)
         let size = Self.fileBytes(for: data)
         guard size <= budgetBytes else {
-            logger.notice("the decoded loop would not fit the cache budget; decoding as it plays",
-                          metadata: ["soundscape": "\(data.id)", "bytes": "\(size)", "budget": "\(budgetBytes)"])
+            logger.notice(
+                "the decoded loop would not fit the cache budget; decoding as it plays",
+                metadata: ["soundscape": "\(data.id)", "bytes": "\(size)", "budget": "\(budgetBytes)"])
             return nil
         }
         let started = building.withLock { $0.insert(path).inserted }
@@ -115,15 +118,19 @@ public final class PCMCache: Sendable {
                 logger.debug("decoded loop cached", metadata: ["soundscape": "\(data.id)", "path": "\(path)"])
                 build.finish(succeeded: true)
             case .failure(let reason):
-                logger.notice("cannot cache the decoded loop; decoding as it plays",
-                              metadata: ["soundscape": "\(data.id)", "reason": "\(reason)"])
+                logger.notice(
+                    "cannot cache the decoded loop; decoding as it plays",
+                    metadata: ["soundscape": "\(data.id)", "reason": "\(reason)"])
                 build.finish(succeeded: false)
             }
         }
         return build
     }
 
-    enum Outcome: Equatable { case success, failure(String) }
+    enum Outcome: Equatable {
+        case success
+        case failure(String)
+    }
 
     /// Builds the cache file on the calling thread (what `build` does on its own).
     func write(_ data: SoundscapeData, to path: String) -> Outcome {
@@ -264,10 +271,10 @@ final class PCMLoopReader {
         let got = header.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, 0) }
         var info = stat()
         guard got == PCMCache.headerBytes, fstat(descriptor, &info) == 0,
-              UInt64(littleEndian: header[0]) == PCMCache.magic,
-              Int64(UInt64(littleEndian: header[1])) == data.frames,
-              UInt64(littleEndian: header[2]) == data.fingerprint,
-              Int64(info.st_size) == Int64(PCMCache.headerBytes) + data.frames * Int64(PCMCache.bytesPerFrame)
+            UInt64(littleEndian: header[0]) == PCMCache.magic,
+            Int64(UInt64(littleEndian: header[1])) == data.frames,
+            UInt64(littleEndian: header[2]) == data.fingerprint,
+            Int64(info.st_size) == Int64(PCMCache.headerBytes) + data.frames * Int64(PCMCache.bytesPerFrame)
         else { return nil }
         self.descriptor = descriptor
         self.frames = data.frames

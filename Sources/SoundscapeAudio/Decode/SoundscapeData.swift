@@ -42,13 +42,17 @@ public final class SoundscapeData: @unchecked Sendable {
     /// Opens and validates the file at `path`. `knownFingerprint` may name the
     /// fingerprint of the file as `fstat` describes the open descriptor (a memo
     /// kept by the caller); when it returns nil, the whole file is hashed.
-    public convenience init(id: SoundscapeID, gain: Float, path: String,
-                            knownFingerprint: (stat) -> UInt64? = { _ in nil }) throws(SoundscapeDecodeError) {
+    public convenience init(
+        id: SoundscapeID, gain: Float, path: String,
+        knownFingerprint: (stat) -> UInt64? = { _ in nil }
+    ) throws(SoundscapeDecodeError) {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
             let code = errno
-            throw SoundscapeDecodeError(soundscape: id, reason: code == ENOENT
-                ? "the file \(path) is missing" : "cannot read \(path): \(String(cString: strerror(code)))")
+            throw SoundscapeDecodeError(
+                soundscape: id,
+                reason: code == ENOENT
+                    ? "the file \(path) is missing" : "cannot read \(path): \(String(cString: strerror(code)))")
         }
         try self.init(id: id, gain: gain, taking: descriptor, path: path, knownFingerprint: knownFingerprint)
     }
@@ -72,8 +76,10 @@ public final class SoundscapeData: @unchecked Sendable {
 
     /// Takes ownership of `descriptor`: kept if the file is a complete,
     /// decodable Ogg Opus stream, closed if not.
-    private init(id: SoundscapeID, gain: Float, taking descriptor: Int32, path: String,
-                 knownFingerprint: (stat) -> UInt64? = { _ in nil }) throws(SoundscapeDecodeError) {
+    private init(
+        id: SoundscapeID, gain: Float, taking descriptor: Int32, path: String,
+        knownFingerprint: (stat) -> UInt64? = { _ in nil }
+    ) throws(SoundscapeDecodeError) {
         func failure(_ reason: String) -> SoundscapeDecodeError {
             close(descriptor)
             return SoundscapeDecodeError(soundscape: id, reason: reason)
@@ -87,9 +93,12 @@ public final class SoundscapeData: @unchecked Sendable {
         }
         let size = Int64(info.st_size)
         guard size > 0 else { throw failure("the file is empty") }
-        if let problem = OggPageScan.truncation(size: Int(size), read: { offset, buffer in
-            FileSystem.read(descriptor, into: buffer, at: Int64(offset))
-        }) {
+        if let problem = OggPageScan.truncation(
+            size: Int(size),
+            read: { offset, buffer in
+                FileSystem.read(descriptor, into: buffer, at: Int64(offset))
+            })
+        {
             throw failure(problem)
         }
         let total: Int64

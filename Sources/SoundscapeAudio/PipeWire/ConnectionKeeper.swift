@@ -44,8 +44,10 @@ final class ConnectionKeeper {
     private let logger: Logger
     unowned let delegate: any ConnectionKeeperDelegate
 
-    init(loop: UnsafeMutablePointer<pw_loop>, retryDelays: Backoff, logger: Logger, delegate: any ConnectionKeeperDelegate,
-         connect: @escaping () throws(StreamConnection.ConnectError) -> StreamConnection) {
+    init(
+        loop: UnsafeMutablePointer<pw_loop>, retryDelays: Backoff, logger: Logger, delegate: any ConnectionKeeperDelegate,
+        connect: @escaping () throws(StreamConnection.ConnectError) -> StreamConnection
+    ) {
         self.loop = loop
         self.retryDelays = retryDelays
         self.logger = logger
@@ -154,9 +156,11 @@ final class ConnectionKeeper {
         guard socketWatch == nil, !isShutDown, let watch = ServerSocketWatch(environment: FileSystem.environment()) else {
             return
         }
-        let source = scs_loop_add_io_in(loop, watch.fd, { data, _, _ in
-            Unmanaged<ConnectionKeeper>.fromOpaque(data!).takeUnretainedValue().serverSocketChanged()
-        }, Unmanaged.passUnretained(self).toOpaque())
+        let source = scs_loop_add_io_in(
+            loop, watch.fd,
+            { data, _, _ in
+                Unmanaged<ConnectionKeeper>.fromOpaque(data!).takeUnretainedValue().serverSocketChanged()
+            }, Unmanaged.passUnretained(self).toOpaque())
         guard let source else { return }
         socketWatch = (watch, source)
     }

@@ -106,8 +106,8 @@ final class GraphMonitor {
             return
         }
         guard let mediaClass = lookup(properties, PW_KEY_MEDIA_CLASS),
-              mediaClass == "Audio/Sink" || mediaClass.hasPrefix("Stream/"),
-              nodes[id] == nil
+            mediaClass == "Audio/Sink" || mediaClass.hasPrefix("Stream/"),
+            nodes[id] == nil
         else { return }
         guard let watch = NodeWatch(registry: registry, id: id, monitor: self) else { return }
         nodes[id] = watch

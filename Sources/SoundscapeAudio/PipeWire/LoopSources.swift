@@ -16,9 +16,11 @@ final class LoopTimer: @unchecked Sendable {
     init(loop: UnsafeMutablePointer<pw_loop>, fired: @escaping () -> Void) {
         self.loop = loop
         self.fired = fired
-        source = scs_loop_add_timer(loop, { data, _ in
-            Unmanaged<LoopTimer>.fromOpaque(data!).takeUnretainedValue().fired()
-        }, Unmanaged.passUnretained(self).toOpaque())
+        source = scs_loop_add_timer(
+            loop,
+            { data, _ in
+                Unmanaged<LoopTimer>.fromOpaque(data!).takeUnretainedValue().fired()
+            }, Unmanaged.passUnretained(self).toOpaque())
     }
 
     func arm(after delay: Duration) {
@@ -69,9 +71,11 @@ final class LoopEvent: @unchecked Sendable {
         self.handler = handler
         let data = Unmanaged.passUnretained(self).toOpaque()
         let add = { [loop] in
-            scs_loop_add_event(loop, { data, _ in
-                Unmanaged<LoopEvent>.fromOpaque(data!)._withUnsafeGuaranteedRef { $0.handler() }
-            }, data)
+            scs_loop_add_event(
+                loop,
+                { data, _ in
+                    Unmanaged<LoopEvent>.fromOpaque(data!)._withUnsafeGuaranteedRef { $0.handler() }
+                }, data)
         }
         if loopRuns {
             var added: UnsafeMutablePointer<spa_source>?

@@ -69,8 +69,10 @@ public final class PipeWireOutput: AudioOutput, @unchecked Sendable {
     /// The sink the player last heard we play to (`.route`).
     private var reportedRoute: String?
 
-    public init(configuration: OutputConfiguration, logger: Logger,
-                events: AsyncStream<AudioOutputEvent>.Continuation) {
+    public init(
+        configuration: OutputConfiguration, logger: Logger,
+        events: AsyncStream<AudioOutputEvent>.Continuation
+    ) {
         _ = PipeWireLibrary.initialised
         self.configuration = configuration
         self.logger = logger
@@ -83,7 +85,8 @@ public final class PipeWireOutput: AudioOutput, @unchecked Sendable {
         // loads module-rt for a realtime data thread (RTKit, or RLIMIT_RTPRIO;
         // plain client.conf does not on PipeWire 0.3.x), else the default, for
         // newer releases that fold it into client.conf and drop the file.
-        context = ClientContext.make(loop: mainLoop, logger: logger)
+        context =
+            ClientContext.make(loop: mainLoop, logger: logger)
             ?? pw_context_new(mainLoop, makeProperties([PW_KEY_CONFIG_NAME: "client-rt.conf"]), 0)
             ?? pw_context_new(mainLoop, makeProperties([:]), 0)
         let data = pw_context_get_data_loop(context)
@@ -100,8 +103,9 @@ public final class PipeWireOutput: AudioOutput, @unchecked Sendable {
         let renderer = Renderer(settings: configuration.render, wake: { refillEvent.signal() })
         self.renderer = renderer
         let deadline = StallDeadline(loop: mainLoop, grace: configuration.stallGrace, renderer: renderer)
-        let refills = DataThreadRefill(renderer: renderer, dataLoop: dataLoop,
-                                       wakeLoopThread: { notifyEvent.signal() }, refilled: { deadline.push() })
+        let refills = DataThreadRefill(
+            renderer: renderer, dataLoop: dataLoop,
+            wakeLoopThread: { notifyEvent.signal() }, refilled: { deadline.push() })
         self.refills = refills
         cache = configuration.pcmCacheDirectory.map {
             PCMCache(directory: $0, budgetBytes: configuration.pcmCacheBudgetBytes, logger: logger)
@@ -113,11 +117,15 @@ public final class PipeWireOutput: AudioOutput, @unchecked Sendable {
         ) { [unowned self, context] () throws(StreamConnection.ConnectError) -> StreamConnection in
             try StreamConnection(context: context, configuration: configuration, renderer: renderer, output: self)
         }
-        watch = ProgressWatch(loop: mainLoop, deadline: deadline, renderer: renderer, events: events,
-                              logger: logger) { [unowned self] in keeper.liveConnection?.syncServer() }
+        watch = ProgressWatch(
+            loop: mainLoop, deadline: deadline, renderer: renderer, events: events,
+            logger: logger
+        ) { [unowned self] in keeper.liveConnection?.syncServer() }
         let voices = VoiceBank(ringFrames: configuration.ringFrames, cache: cache, refills: refills, logger: logger)
-        playback = Playback(loop: mainLoop, dataLoop: dataLoop, voices: voices, renderer: renderer, watch: watch,
-                            events: events, logger: logger) { [unowned self] in keeper.connection }
+        playback = Playback(
+            loop: mainLoop, dataLoop: dataLoop, voices: voices, renderer: renderer, watch: watch,
+            events: events, logger: logger
+        ) { [unowned self] in keeper.connection }
 
         notifyEvent.attach { [unowned self] in playback.handle(refills.takeForwarded()) }
         commandEvent.attach { [unowned self] in runCommands() }
@@ -257,8 +265,12 @@ extension PipeWireOutput: ConnectionKeeperDelegate {
     func connectionOpened(_ connection: StreamConnection) {
         linkRequested = nil
         connection.graph.onChange = { [events, logger] facts in
-            logger.debug("graph", metadata: ["default": "\(facts.defaultSink ?? "-")",
-                                             "sinks": "\(facts.sinks.map(\.name))", "calls": "\(facts.communicationStreams)"])
+            logger.debug(
+                "graph",
+                metadata: [
+                    "default": "\(facts.defaultSink ?? "-")",
+                    "sinks": "\(facts.sinks.map(\.name))", "calls": "\(facts.communicationStreams)",
+                ])
             events.yield(.graph(facts))
         }
         playback.connectionOpened()

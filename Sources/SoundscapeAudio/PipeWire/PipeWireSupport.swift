@@ -42,10 +42,12 @@ func runBlocking(on loop: UnsafeMutablePointer<pw_loop>, _ body: () -> Void) {
     withoutActuallyEscaping(body) { escapable in
         var closure = escapable
         withUnsafeMutablePointer(to: &closure) { pointer in
-            _ = scs_loop_invoke(loop, { _, _, _, _, _, userData in
-                userData!.assumingMemoryBound(to: (() -> Void).self).pointee()
-                return 0
-            }, 0, nil, 0, true, pointer)
+            _ = scs_loop_invoke(
+                loop,
+                { _, _, _, _, _, userData in
+                    userData!.assumingMemoryBound(to: (() -> Void).self).pointee()
+                    return 0
+                }, 0, nil, 0, true, pointer)
         }
     }
 }

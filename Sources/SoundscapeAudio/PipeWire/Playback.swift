@@ -42,9 +42,11 @@ final class Playback {
     /// The current connection, if any (lost ones included, as PipeWire still takes calls on them).
     private let connection: () -> StreamConnection?
 
-    init(loop: UnsafeMutablePointer<pw_loop>, dataLoop: UnsafeMutablePointer<pw_loop>, voices: VoiceBank,
-         renderer: Renderer, watch: ProgressWatch, events: AsyncStream<AudioOutputEvent>.Continuation,
-         logger: Logger, connection: @escaping () -> StreamConnection?) {
+    init(
+        loop: UnsafeMutablePointer<pw_loop>, dataLoop: UnsafeMutablePointer<pw_loop>, voices: VoiceBank,
+        renderer: Renderer, watch: ProgressWatch, events: AsyncStream<AudioOutputEvent>.Continuation,
+        logger: Logger, connection: @escaping () -> StreamConnection?
+    ) {
         self.dataLoop = dataLoop
         self.voices = voices
         self.renderer = renderer

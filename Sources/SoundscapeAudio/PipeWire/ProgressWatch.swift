@@ -20,8 +20,10 @@ final class ProgressWatch {
     /// Sends the server a `sync` on the current connection; its sequence number.
     private let syncServer: () -> Int32?
 
-    init(loop: UnsafeMutablePointer<pw_loop>, deadline: StallDeadline, renderer: Renderer,
-         events: AsyncStream<AudioOutputEvent>.Continuation, logger: Logger, syncServer: @escaping () -> Int32?) {
+    init(
+        loop: UnsafeMutablePointer<pw_loop>, deadline: StallDeadline, renderer: Renderer,
+        events: AsyncStream<AudioOutputEvent>.Continuation, logger: Logger, syncServer: @escaping () -> Int32?
+    ) {
         watchdog = ProgressWatchdog(grace: deadline.grace)
         self.renderer = renderer
         self.events = events

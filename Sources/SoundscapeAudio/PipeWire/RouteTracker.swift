@@ -35,7 +35,8 @@ struct RouteTracker: Sendable {
     /// link id wins so the answer is stable while ports are being linked.
     func route(from node: UInt32?) -> String? {
         guard let node else { return nil }
-        let target = links
+        let target =
+            links
             .filter { $0.value.output == node }
             .min { $0.key < $1.key }?
             .value.input

@@ -59,7 +59,8 @@ final class ServerSocketWatch {
             return ("/" + parts.dropLast().filter { !$0.isEmpty }.joined(separator: "/"), String(name))
         }
         guard let directory = environment["PIPEWIRE_RUNTIME_DIR"] ?? environment["XDG_RUNTIME_DIR"],
-              !directory.isEmpty, !remote.contains("/") else { return nil }
+            !directory.isEmpty, !remote.contains("/")
+        else { return nil }
         return (directory, remote)
     }
 }

@@ -23,8 +23,10 @@ final class StreamConnection {
     private var routes = RouteTracker()
     let graph: GraphMonitor
 
-    init(context: OpaquePointer, configuration: OutputConfiguration, renderer: Renderer,
-         output: PipeWireOutput) throws(ConnectError) {
+    init(
+        context: OpaquePointer, configuration: OutputConfiguration, renderer: Renderer,
+        output: PipeWireOutput
+    ) throws(ConnectError) {
         guard let core = pw_context_connect(context, makeProperties([:]), 0) else {
             throw ConnectError(description: "cannot connect to PipeWire: \(String(cString: strerror(errno)))")
         }
@@ -142,7 +144,8 @@ final class StreamConnection {
                 return
             case InterfaceType.link:
                 guard let output = lookup(props, PW_KEY_LINK_OUTPUT_NODE).flatMap(UInt32.init),
-                      let input = lookup(props, PW_KEY_LINK_INPUT_NODE).flatMap(UInt32.init) else { return }
+                    let input = lookup(props, PW_KEY_LINK_INPUT_NODE).flatMap(UInt32.init)
+                else { return }
                 connection.routes.addLink(id: id, output: output, input: input)
                 connection.graph.linkAdded(id: id, output: output, input: input)
             default:
@@ -168,8 +171,10 @@ final class PlaybackStream {
     fileprivate unowned let output: PipeWireOutput
     private let hook: UnsafeMutablePointer<spa_hook>
 
-    init(core: OpaquePointer, configuration: OutputConfiguration, renderer: Renderer,
-         output: PipeWireOutput) throws(StreamConnection.ConnectError) {
+    init(
+        core: OpaquePointer, configuration: OutputConfiguration, renderer: Renderer,
+        output: PipeWireOutput
+    ) throws(StreamConnection.ConnectError) {
         let properties = makeProperties([
             PW_KEY_MEDIA_TYPE: "Audio",
             PW_KEY_MEDIA_CATEGORY: "Playback",
@@ -193,8 +198,9 @@ final class PlaybackStream {
         var buffer = [UInt8](repeating: 0, count: 1024)
         let result = buffer.withUnsafeMutableBufferPointer { bytes -> Int32 in
             var format = scs_build_f32_format(bytes.baseAddress, UInt32(bytes.count), UInt32(RenderSettings.sampleRate), 2)
-            let flags = pw_stream_flags(rawValue: PW_STREAM_FLAG_AUTOCONNECT.rawValue | PW_STREAM_FLAG_MAP_BUFFERS.rawValue
-                | PW_STREAM_FLAG_RT_PROCESS.rawValue | PW_STREAM_FLAG_INACTIVE.rawValue)
+            let flags = pw_stream_flags(
+                rawValue: PW_STREAM_FLAG_AUTOCONNECT.rawValue | PW_STREAM_FLAG_MAP_BUFFERS.rawValue
+                    | PW_STREAM_FLAG_RT_PROCESS.rawValue | PW_STREAM_FLAG_INACTIVE.rawValue)
             return pw_stream_connect(stream, SPA_DIRECTION_OUTPUT, SPA_ID_INVALID, flags, &format, 1)
         }
         guard result >= 0 else {

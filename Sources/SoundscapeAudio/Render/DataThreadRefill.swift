@@ -53,8 +53,10 @@ final class DataThreadRefill: @unchecked Sendable {
     /// - Parameters:
     ///   - wakeLoopThread: signals the loop thread that `takeForwarded` has news (real-time safe).
     ///   - refilled: called on the data thread after a refill here (real-time safe).
-    init(renderer: Renderer, dataLoop: UnsafeMutablePointer<pw_loop>,
-         wakeLoopThread: @escaping @Sendable () -> Void, refilled: @escaping @Sendable () -> Void) {
+    init(
+        renderer: Renderer, dataLoop: UnsafeMutablePointer<pw_loop>,
+        wakeLoopThread: @escaping @Sendable () -> Void, refilled: @escaping @Sendable () -> Void
+    ) {
         self.renderer = renderer
         self.dataLoop = dataLoop
         self.wakeLoopThread = wakeLoopThread
@@ -99,8 +101,10 @@ final class DataThreadRefill: @unchecked Sendable {
             if didRefill { refilled() }
             // A rendered ring still low that is not ours to fill: the loop thread's job.
             if renderer.slotsBelowHalf() & ~lentBits != 0 { news.insert(.refill) }
-            if wantPages != 0 && readAheadDue.bitwiseOr(wantPages, ordering: .acquiringAndReleasing).oldValue
-                & wantPages != wantPages {
+            if wantPages != 0
+                && readAheadDue.bitwiseOr(wantPages, ordering: .acquiringAndReleasing).oldValue
+                    & wantPages != wantPages
+            {
                 // The loop thread reads `readAheadDue` whenever it wakes for news.
                 news.insert(.readAhead)
             }

@@ -19,9 +19,11 @@ public struct RenderSettings: Sendable, Equatable {
     /// Equal-power crossfade when switching soundscapes while playing.
     public var crossfadeFrames: Int
 
-    public init(volumeRamp: Duration = .milliseconds(40), fadeIn: Duration = .milliseconds(300),
-                promptFadeIn: Duration = .milliseconds(40),
-                fadeOut: Duration = .milliseconds(250), crossfade: Duration = .milliseconds(600)) {
+    public init(
+        volumeRamp: Duration = .milliseconds(40), fadeIn: Duration = .milliseconds(300),
+        promptFadeIn: Duration = .milliseconds(40),
+        fadeOut: Duration = .milliseconds(250), crossfade: Duration = .milliseconds(600)
+    ) {
         volumeRampFrames = Self.frames(volumeRamp)
         fadeInFrames = Self.frames(fadeIn)
         promptFadeInFrames = Self.frames(promptFadeIn)

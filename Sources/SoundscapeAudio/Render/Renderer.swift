@@ -113,9 +113,10 @@ public final class Renderer: @unchecked Sendable {
 
     /// Monotonic progress counters, for the watchdog and the benchmark.
     public var counters: Counters {
-        Counters(frames: framesRenderedTotal.load(ordering: .relaxed),
-                 cycles: cyclesTotal.load(ordering: .relaxed),
-                 underrunFrames: underrunFramesTotal.load(ordering: .relaxed))
+        Counters(
+            frames: framesRenderedTotal.load(ordering: .relaxed),
+            cycles: cyclesTotal.load(ordering: .relaxed),
+            underrunFrames: underrunFramesTotal.load(ordering: .relaxed))
     }
 
     /// Asks for one `.progressed` notification on the next cycle.
@@ -247,8 +248,9 @@ public final class Renderer: @unchecked Sendable {
                 } else {
                     for frame in 0..<run {
                         Self.step(&volume, toward: volumeTarget, by: 1 / Float(settings.volumeRampFrames))
-                        Self.step(&fade, toward: running ? 1 : 0,
-                                  by: 1 / Float(running ? fadeInFrames : settings.fadeOutFrames))
+                        Self.step(
+                            &fade, toward: running ? 1 : 0,
+                            by: 1 / Float(running ? fadeInFrames : settings.fadeOutFrames))
                         let gain = Self.gain(volume: volume, fade: fade, linear: linear) * voiceGain
                         destination[frame * 2] = source[frame * 2] * gain
                         destination[frame * 2 + 1] = source[frame * 2 + 1] * gain
@@ -286,8 +288,10 @@ public final class Renderer: @unchecked Sendable {
     }
 
     /// Adds one voice of a crossfade into `output` on its half of the equal-power curve.
-    private func mix(_ voice: Slot, fadingIn: Bool, from start: Int, of length: Int,
-                     into output: UnsafeMutablePointer<Float>, frames: Int) -> UInt32 {
+    private func mix(
+        _ voice: Slot, fadingIn: Bool, from start: Int, of length: Int,
+        into output: UnsafeMutablePointer<Float>, frames: Int
+    ) -> UInt32 {
         guard let ring = voice.ring else { return 0 }
         let got = ring._withUnsafeGuaranteedRef { ring in
             ring.consume(frames: frames) { source, run, offset in
@@ -331,8 +335,10 @@ public final class Renderer: @unchecked Sendable {
 
     /// Accounts for an underrun (silence for the missing part) and asks for a refill below half full.
     @inline(__always)
-    private func finish(ring: Unmanaged<SampleRing>, produced: Int, of frames: Int,
-                        into output: UnsafeMutablePointer<Float>?) -> UInt32 {
+    private func finish(
+        ring: Unmanaged<SampleRing>, produced: Int, of frames: Int,
+        into output: UnsafeMutablePointer<Float>?
+    ) -> UInt32 {
         var notify: UInt32 = 0
         if produced < frames {
             output.map { ($0 + produced * 2).update(repeating: 0, count: (frames - produced) * 2) }

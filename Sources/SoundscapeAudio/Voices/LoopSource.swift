@@ -63,8 +63,9 @@ final class LoopSource {
                 try reader.read(into: destination, frames: frames)
                 return
             } catch {
-                logger.warning("the PCM cache failed; decoding instead",
-                               metadata: ["soundscape": "\(data.id)", "error": "\(error.reason)"])
+                logger.warning(
+                    "the PCM cache failed; decoding instead",
+                    metadata: ["soundscape": "\(data.id)", "error": "\(error.reason)"])
                 done = error.framesRead
                 self.reader = nil
                 decoder = try OpusLoopDecoder(data: data, position: reader.position)

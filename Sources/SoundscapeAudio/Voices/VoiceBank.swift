@@ -107,8 +107,9 @@ final class VoiceBank {
             }
             if let reader = voice.source.lendReader() {
                 refills.lend(slot: slot, ring: ring, reader: reader)
-                logger.debug("the data thread refills from the PCM cache",
-                             metadata: ["soundscape": "\(voice.source.data.id)", "slot": "\(slot)"])
+                logger.debug(
+                    "the data thread refills from the PCM cache",
+                    metadata: ["soundscape": "\(voice.source.data.id)", "slot": "\(slot)"])
             }
             return nil
         } catch {

@@ -121,8 +121,10 @@ public struct ConfigFile: Sendable, Equatable {
                     throw fail("signer-env expects NAME=VALUE")
                 }
                 let name = String(value[..<split])
-                guard name.unicodeScalars.allSatisfy({ ("A"..."Z").contains($0) || ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "_" }),
-                      !(name.first?.isNumber ?? true) else {
+                guard
+                    name.unicodeScalars.allSatisfy({ ("A"..."Z").contains($0) || ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "_" }),
+                    !(name.first?.isNumber ?? true)
+                else {
                     throw fail("'\(name)' is not a valid environment variable name")
                 }
                 signerEnvironment[name] = String(value[value.index(after: split)...])
@@ -249,8 +251,9 @@ public struct ConfigFile: Sendable, Equatable {
     }
 
     public static func stopSignal(_ text: String, key: String, line: Int) throws(ParseError) -> SignerStopSignal {
-        try value(SignerStopSignal(parsing: text), line: line,
-                  else: "\(key): unknown signal '\(text)' (expected \(SignerStopSignal.syntax))")
+        try value(
+            SignerStopSignal(parsing: text), line: line,
+            else: "\(key): unknown signal '\(text)' (expected \(SignerStopSignal.syntax))")
     }
 
     public static func signerType(_ text: String, key: String, line: Int) throws(ParseError) -> SignerType {
@@ -267,7 +270,8 @@ public struct ConfigFile: Sendable, Equatable {
 
     /// Seconds as a plain positive decimal (`5`, `0.5`), at least a millisecond and at most a day.
     public static func seconds(_ text: String, key: String, line: Int) throws(ParseError) -> Duration {
-        let plainDecimal = !text.isEmpty && text.filter { $0 == "." }.count <= 1
+        let plainDecimal =
+            !text.isEmpty && text.filter { $0 == "." }.count <= 1
             && text.unicodeScalars.allSatisfy { ("0"..."9").contains($0) || $0 == "." }
         guard plainDecimal, let value = Double(text), value <= 86_400 else {
             throw ParseError(line: line, message: "\(key) expects a number of seconds (0.001 ≤ s ≤ 86400), got '\(text)'")

@@ -32,8 +32,10 @@ public struct GraphLink: Sendable, Hashable {
 extension GraphFacts {
     /// The facts of a graph made of `nodes` and `links`: its sinks, each judged
     /// as a call route and placed in the role-based policy, and its calls.
-    public init(nodes: [GraphNode], links: some Collection<GraphLink>, defaultSink: String?,
-                playbackSuspended: Bool = false, detection: CallDetection) {
+    public init(
+        nodes: [GraphNode], links: some Collection<GraphLink>, defaultSink: String?,
+        playbackSuspended: Bool = false, detection: CallDetection
+    ) {
         let nodes = nodes.sorted { $0.id < $1.id }
         let byID = Dictionary(nodes.map { ($0.id, $0) }) { first, _ in first }
         let sinks = nodes.filter { $0.isSink && $0.name != nil }
@@ -41,9 +43,11 @@ extension GraphFacts {
         self.init(
             sinks: sinks.map { sink in
                 let policy = RolePolicy(properties: sink.properties)
-                let streams = policy == nil ? [] : Set(links.filter { $0.input == sink.id && byID[$0.output]?.isPlaybackStream == true }.map(\.output))
-                return Sink(name: sink.name!, isCallRoute: callRoutes.contains(sink.id), rolePolicy: policy,
-                            linkedStreams: streams.count)
+                let streams =
+                    policy == nil ? [] : Set(links.filter { $0.input == sink.id && byID[$0.output]?.isPlaybackStream == true }.map(\.output))
+                return Sink(
+                    name: sink.name!, isCallRoute: callRoutes.contains(sink.id), rolePolicy: policy,
+                    linkedStreams: streams.count)
             },
             defaultSink: defaultSink,
             communicationStreams: nodes.filter { !$0.isSink && $0.isRunning && detection.isCall(properties: $0.properties) }
@@ -61,11 +65,14 @@ extension GraphFacts {
     /// device in its headset profile makes all the device's sinks call routes. And
     /// a sink whose own stream (its `node.link-group`: a loopback, a filter) feeds
     /// a call route is one too.
-    static func callRoutes(sinks: [GraphNode], byID: [UInt32: GraphNode], links: some Collection<GraphLink>,
-                           detection: CallDetection) -> Set<UInt32> {
+    static func callRoutes(
+        sinks: [GraphNode], byID: [UInt32: GraphNode], links: some Collection<GraphLink>,
+        detection: CallDetection
+    ) -> Set<UInt32> {
         var routes = Set(sinks.filter { detection.isCallRoute(properties: $0.properties) }.map(\.id))
-        let inCallProfile = Set(sinks.filter { CallDetection.isInHeadsetProfile(properties: $0.properties) }
-            .flatMap { deviceKeys(of: $0) })
+        let inCallProfile = Set(
+            sinks.filter { CallDetection.isInHeadsetProfile(properties: $0.properties) }
+                .flatMap { deviceKeys(of: $0) })
         for sink in sinks where deviceKeys(of: sink).contains(where: inCallProfile.contains) {
             routes.insert(sink.id)
         }

@@ -35,8 +35,10 @@ public struct GraphFacts: Sendable, Equatable {
     /// role-based policy then holds every link into its sinks inactive.
     public var playbackSuspended: Bool
 
-    public init(sinks: [Sink] = [], defaultSink: String? = nil, communicationStreams: [String] = [],
-                playbackSuspended: Bool = false) {
+    public init(
+        sinks: [Sink] = [], defaultSink: String? = nil, communicationStreams: [String] = [],
+        playbackSuspended: Bool = false
+    ) {
         self.sinks = sinks
         self.defaultSink = defaultSink
         self.communicationStreams = communicationStreams
@@ -98,7 +100,8 @@ public struct CallDetection: Sendable, Equatable {
     /// by the SCO factory.
     public static func isInHeadsetProfile(properties: [String: String]) -> Bool {
         if let profile = properties["api.bluez5.profile"],
-           profile.hasPrefix("headset-") || profile.hasPrefix("hsp") || profile.hasPrefix("hfp") {
+            profile.hasPrefix("headset-") || profile.hasPrefix("hsp") || profile.hasPrefix("hfp")
+        {
             return true
         }
         return properties["factory.name"] == "api.bluez5.sco.sink"

@@ -59,8 +59,10 @@ struct EventAnnouncer: Sendable {
 
     /// The event for `state` (nil while a start settles), or the input's own news.
     /// `situation` is needed (and read) only when `state` differs from the one published.
-    mutating func publish(_ state: PlayerState?, situation: Situation?,
-                          news: PlayerMachine.Announcement?) -> [PlayerMachine.Action] {
+    mutating func publish(
+        _ state: PlayerState?, situation: Situation?,
+        news: PlayerMachine.Announcement?
+    ) -> [PlayerMachine.Action] {
         guard let state, state != published, let situation else {
             return news.map { [.emit($0.reason, message: $0.message, cause: $0.cause)] } ?? []
         }

@@ -93,8 +93,10 @@ struct InterruptionPolicy: Sendable {
 
     /// Records the new link; returns the news of a move from one sink to another
     /// while the user wants playback.
-    mutating func routeChanged(to newRoute: String?, wantsPlaying: Bool,
-                               now: ContinuousClock.Instant) -> PlayerMachine.Announcement? {
+    mutating func routeChanged(
+        to newRoute: String?, wantsPlaying: Bool,
+        now: ContinuousClock.Instant
+    ) -> PlayerMachine.Announcement? {
         guard newRoute != route else { return nil }
         let previous = lastSink
         if let newRoute {
@@ -127,7 +129,8 @@ struct InterruptionPolicy: Sendable {
             if roleCork != nil { causes.insert(.roleCorked) }
         }
         if case .linked(_, let linkedSince) = link, case .active(_, streaming: false, let since) = output, sessionAudible,
-           now - max(since, linkedSince) >= serverPauseGrace {
+            now - max(since, linkedSince) >= serverPauseGrace
+        {
             causes.insert(.serverPaused)
         }
         return causes
@@ -248,8 +251,10 @@ struct InterruptionPolicy: Sendable {
 
     /// Ducking, and the end of a pausing interruption without auto-resume: both
     /// derived from the facts on every input, never from an "it ended" signal.
-    mutating func reconcile(wantsPlaying: Bool, output: PlayerMachine.Output, sessionAudible: Bool,
-                            now: ContinuousClock.Instant) -> Outcome {
+    mutating func reconcile(
+        wantsPlaying: Bool, output: PlayerMachine.Output, sessionAudible: Bool,
+        now: ContinuousClock.Instant
+    ) -> Outcome {
         let tick = updateCork(output: output, now: now)
         // Without graph facts (no server) nothing is known about calls: keep the last judgement.
         guard graph != nil || !wantsPlaying else { return Outcome() }

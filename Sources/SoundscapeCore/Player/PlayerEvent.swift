@@ -14,8 +14,10 @@ public struct PlayerEvent: Sendable, Equatable, Codable {
     public var cause: String?
     public var status: PlayerStatus
 
-    public init(seq: UInt64, time: Timestamp, type: EventType, reason: EventReason,
-                message: String?, cause: String? = nil, status: PlayerStatus) {
+    public init(
+        seq: UInt64, time: Timestamp, type: EventType, reason: EventReason,
+        message: String?, cause: String? = nil, status: PlayerStatus
+    ) {
         self.cause = cause
         self.seq = seq
         self.time = time

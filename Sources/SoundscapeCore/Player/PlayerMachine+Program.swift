@@ -48,7 +48,8 @@ extension PlayerMachine {
         switch cause {
         case .signerDown:
             let reason: String? = if case .down(let reason) = signer { reason } else { nil }
-            let sound = policy.preferences.signerDownSound == .cue && configuration.hasSignerDownCue
+            let sound =
+                policy.preferences.signerDownSound == .cue && configuration.hasSignerDownCue
                 ? "the signer-down cue plays instead" : "the soundscape is held off"
             return "the signer is down\(reason.map { " (\($0))" } ?? ""); \(sound)"
         case .muted:

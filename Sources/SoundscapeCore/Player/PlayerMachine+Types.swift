@@ -15,8 +15,10 @@ extension PlayerMachine {
         /// Whether the signer-down cue could be opened; without it `cue` means silence.
         public var hasSignerDownCue: Bool
 
-        public init(startTimeout: Duration = .seconds(3), reviveInterval: Duration = .seconds(3),
-                    serverPauseGrace: Duration = .seconds(1), hasSignerDownCue: Bool = true) {
+        public init(
+            startTimeout: Duration = .seconds(3), reviveInterval: Duration = .seconds(3),
+            serverPauseGrace: Duration = .seconds(1), hasSignerDownCue: Bool = true
+        ) {
             self.startTimeout = startTimeout
             self.reviveInterval = reviveInterval
             self.serverPauseGrace = serverPauseGrace

@@ -45,8 +45,9 @@ public struct PlayerMachine: Sendable {
     public init(desired: DesiredState, preferences: Preferences = .default, configuration: Configuration = .init()) {
         self.desired = desired
         self.configuration = configuration
-        policy = InterruptionPolicy(preferences: preferences, serverPauseGrace: configuration.serverPauseGrace,
-                                    corkReleaseGrace: configuration.startTimeout)
+        policy = InterruptionPolicy(
+            preferences: preferences, serverPauseGrace: configuration.serverPauseGrace,
+            corkReleaseGrace: configuration.startTimeout)
         ladder = ReviveLadder(interval: configuration.reviveInterval)
     }
 
@@ -265,8 +266,9 @@ public struct PlayerMachine: Sendable {
 
     /// What the interruption policy decides for this input, carried out.
     private mutating func reconcileInterruptions(now: ContinuousClock.Instant, news: inout Announcement?) -> [Action] {
-        let outcome = policy.reconcile(wantsPlaying: desired.wantsPlaying, output: output,
-                                       sessionAudible: announcer.session == .audible, now: now)
+        let outcome = policy.reconcile(
+            wantsPlaying: desired.wantsPlaying, output: output,
+            sessionAudible: announcer.session == .audible, now: now)
         var actions: [Action] = []
         if let pause = outcome.pause {
             desired.intent = .paused

@@ -24,8 +24,10 @@ public struct PlayerStatus: Sendable, Equatable, Codable {
     /// The sleep inhibitor, present while the `keep-awake` preference is on.
     public var keepAwake: KeepAwakeStatus?
 
-    public init(state: PlayerState, isPlaying: Bool, soundscape: SoundscapeID, volume: Volume,
-                route: String?, wantsPlaying: Bool, signer: SignerStatus? = nil) {
+    public init(
+        state: PlayerState, isPlaying: Bool, soundscape: SoundscapeID, volume: Volume,
+        route: String?, wantsPlaying: Bool, signer: SignerStatus? = nil
+    ) {
         self.state = state
         self.isPlaying = isPlaying
         self.soundscape = soundscape

@@ -36,8 +36,10 @@ public struct Preferences: Sendable, Equatable, Codable {
 
     public static let `default` = Preferences(interruptionMode: .pause, duckLevel: 30, autoResume: true, pinnedSink: nil)
 
-    public init(interruptionMode: InterruptionMode, duckLevel: Int, autoResume: Bool, pinnedSink: String?,
-                keepAwake: Bool = false, notifications: Bool = true, signerDownSound: SignerDownSound = .cue) {
+    public init(
+        interruptionMode: InterruptionMode, duckLevel: Int, autoResume: Bool, pinnedSink: String?,
+        keepAwake: Bool = false, notifications: Bool = true, signerDownSound: SignerDownSound = .cue
+    ) {
         self.interruptionMode = interruptionMode
         self.duckLevel = duckLevel
         self.autoResume = autoResume
@@ -74,8 +76,10 @@ public struct Preferences: Sendable, Equatable, Codable {
     }
 
     /// The names `soundscapectl set` accepts, and how their values are written.
-    public static let names = ["interruption-mode", "duck-level", "auto-resume", "pinned-sink", "keep-awake", "notifications",
-                               "signer-down-sound"]
+    public static let names = [
+        "interruption-mode", "duck-level", "auto-resume", "pinned-sink", "keep-awake", "notifications",
+        "signer-down-sound",
+    ]
 
     public struct ValueError: Error, Sendable, Equatable, CustomStringConvertible {
         public let description: String

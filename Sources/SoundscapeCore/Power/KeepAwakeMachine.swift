@@ -64,7 +64,7 @@ public struct KeepAwakeMachine: Sendable, Equatable {
             state = .held(attempt: attempt)
             return []
         case (.ended(let attempt, let reason), .taking(let current)) where attempt == current,
-             (.ended(let attempt, let reason), .held(let current)) where attempt == current:
+            (.ended(let attempt, let reason), .held(let current)) where attempt == current:
             state = .unavailable(reason: reason)
             return [.release(attempt: attempt)]
         case (.held, _), (.ended, _):

@@ -28,9 +28,11 @@ public struct SignerConfiguration: Sendable, Equatable {
     /// How long the signer may be not running-and-ready before it counts as down.
     public var startGrace: Duration = .seconds(10)
 
-    public init(command: [String], workingDirectory: String? = nil, environment: [String: String] = [:],
-                keepRunningWhenStopped: Bool = false, stopTimeout: Duration = .seconds(5),
-                livenessTimeout: Duration? = nil) {
+    public init(
+        command: [String], workingDirectory: String? = nil, environment: [String: String] = [:],
+        keepRunningWhenStopped: Bool = false, stopTimeout: Duration = .seconds(5),
+        livenessTimeout: Duration? = nil
+    ) {
         self.command = command
         self.workingDirectory = workingDirectory
         self.environment = environment
@@ -100,7 +102,8 @@ public enum SignerStdin: Sendable, Equatable, CustomStringConvertible {
         let access = mode & 0o077
         guard access == 0 else {
             let permissions = String(mode & 0o777, radix: 8)
-            return "its group or others have access (mode \(String(repeating: "0", count: max(0, 4 - permissions.count)) + permissions)); chmod 600 it"
+            return
+                "its group or others have access (mode \(String(repeating: "0", count: max(0, 4 - permissions.count)) + permissions)); chmod 600 it"
         }
         return nil
     }
@@ -109,7 +112,12 @@ public enum SignerStdin: Sendable, Equatable, CustomStringConvertible {
 /// `signer-stop-signal`: the signal that asks the signer to stop. Linux's numbers (the
 /// same on every architecture Debian ships soundscaped for).
 public enum SignerStopSignal: String, Sendable, Equatable, CaseIterable {
-    case term = "SIGTERM", int = "SIGINT", hup = "SIGHUP", quit = "SIGQUIT", usr1 = "SIGUSR1", usr2 = "SIGUSR2"
+    case term = "SIGTERM"
+    case int = "SIGINT"
+    case hup = "SIGHUP"
+    case quit = "SIGQUIT"
+    case usr1 = "SIGUSR1"
+    case usr2 = "SIGUSR2"
 
     public var number: Int32 {
         switch self {

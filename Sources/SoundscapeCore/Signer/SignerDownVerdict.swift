@@ -69,17 +69,18 @@ struct SignerDownVerdict: Sendable {
             // Proof is about the instance that runs: one that ended took its pass with it.
             if down { needsProof = facts.healthChecked }
         }
-        let cause: String? = if facts.failed {
-            "failed"
-        } else if hung {
-            "hung"
-        } else if facts.unhealthy {
-            "unhealthy"
-        } else if let since = notUpSince, now - since >= grace {
-            "not running and ready for \(SignerMachine.seconds(grace)) s"
-        } else {
-            nil
-        }
+        let cause: String? =
+            if facts.failed {
+                "failed"
+            } else if hung {
+                "hung"
+            } else if facts.unhealthy {
+                "unhealthy"
+            } else if let since = notUpSince, now - since >= grace {
+                "not running and ready for \(SignerMachine.seconds(grace)) s"
+            } else {
+                nil
+            }
         var actions: [SignerMachine.Action] = []
         if let cause {
             if !down {
@@ -89,7 +90,8 @@ struct SignerDownVerdict: Sendable {
             }
             reason = cause
         } else if down {
-            let proven = facts.healthChecked
+            let proven =
+                facts.healthChecked
                 ? facts.up && !needsProof
                 : upSince.map { now - $0 >= grace } ?? false
             if proven {

@@ -86,8 +86,9 @@ public struct SignerMachine: Sendable {
         case .starting: status = SignerStatus(state: .starting, pid: nil, restarts: restarts, lastExit: lastExit)
         case .running(let instance):
             let state: SignerStatus.State = instance.ready ? .running : instance.stopping ? .stopping : .starting
-            status = SignerStatus(state: state, pid: Int(instance.pid), restarts: restarts, lastExit: lastExit,
-                                  ready: instance.ready)
+            status = SignerStatus(
+                state: state, pid: Int(instance.pid), restarts: restarts, lastExit: lastExit,
+                ready: instance.ready)
         case .stopping(let instance, _, _):
             status = SignerStatus(state: .stopping, pid: Int(instance.pid), restarts: restarts, lastExit: lastExit)
         case .waiting: status = SignerStatus(state: .restarting, pid: nil, restarts: restarts, lastExit: lastExit)
@@ -161,10 +162,11 @@ public struct SignerMachine: Sendable {
     private mutating func exited(_ reason: ExitReason, now: ContinuousClock.Instant) -> [Action] {
         var actions: [Action] = []
         lastExit = reason.description
-        let instance: Instance? = switch phase {
-        case .running(let instance), .stopping(let instance, _, _): instance
-        default: nil
-        }
+        let instance: Instance? =
+            switch phase {
+            case .running(let instance), .stopping(let instance, _, _): instance
+            default: nil
+            }
         if let errno = instance?.errno { lastExit! += " (it reported errno \(errno))" }
         health.instanceEnded()
         switch phase {
@@ -237,8 +239,9 @@ public struct SignerMachine: Sendable {
         case .unhealthy(let reason, let count, let restart, let news):
             let message = "\(count) failed health check\(count == 1 ? "" : "s") in a row: \(reason)"
             if restart, case .running(let instance) = phase {
-                actions += stopFailed(instance, now: now, quick: !instance.passed,
-                                      news: news ? (.signerUnhealthy, message) : nil)
+                actions += stopFailed(
+                    instance, now: now, quick: !instance.passed,
+                    news: news ? (.signerUnhealthy, message) : nil)
             } else if news {
                 actions.append(.emit(.signerUnhealthy, message: message))
             }
@@ -281,8 +284,10 @@ public struct SignerMachine: Sendable {
 
     /// Hung or unhealthy: the stop signal, SIGKILL after the stop timeout, and a restart
     /// with backoff once it has exited.
-    private mutating func stopFailed(_ instance: Instance, now: ContinuousClock.Instant, quick: Bool,
-                                     news: (EventReason, String)?) -> [Action] {
+    private mutating func stopFailed(
+        _ instance: Instance, now: ContinuousClock.Instant, quick: Bool,
+        news: (EventReason, String)?
+    ) -> [Action] {
         if news?.0 == .signerHung { verdict.hangDetected() }
         let killAt = now + configuration.stopTimeout
         phase = .stopping(instance, killAt: killAt, restart: .afterFailure(quick: quick))
@@ -350,9 +355,10 @@ public struct SignerMachine: Sendable {
     private mutating func finish(_ actions: [Action], now: ContinuousClock.Instant) -> [Action] {
         if !wanted, phase == .idle { health.sessionEnded() }
         let up: Bool = if case .running(let instance) = phase { instance.ready } else { false }
-        let facts = SignerDownVerdict.Facts(wanted: wanted, failed: phase == .failed, up: up,
-                                             unhealthy: health.state == .unhealthy,
-                                             healthChecked: configuration.health != nil)
+        let facts = SignerDownVerdict.Facts(
+            wanted: wanted, failed: phase == .failed, up: up,
+            unhealthy: health.state == .unhealthy,
+            healthChecked: configuration.health != nil)
         return (actions + verdict.evaluate(facts, now: now)).filter { action in
             guard case .scheduleTick(let at) = action else { return true }
             return scheduled.insert(at).inserted

@@ -45,8 +45,10 @@ public struct SignerStatus: Sendable, Equatable, Codable {
     public static let maximumStatusLength = 200
 
     /// `ready` defaults to whether it runs: a `simple` signer is ready once spawned.
-    public init(state: State, pid: Int?, restarts: Int, lastExit: String?, health: Health = .unknown,
-                ready: Bool? = nil, status: String? = nil) {
+    public init(
+        state: State, pid: Int?, restarts: Int, lastExit: String?, health: Health = .unknown,
+        ready: Bool? = nil, status: String? = nil
+    ) {
         self.state = state
         self.pid = pid
         self.restarts = restarts

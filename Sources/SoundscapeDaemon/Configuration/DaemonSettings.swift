@@ -67,8 +67,10 @@ public struct DaemonSettings: Sendable {
 
     /// Resolves `commandLine` against the environment and the config file it
     /// names (or the default one, which may be absent).
-    public static func resolve(_ commandLine: CommandLineOptions, environment: [String: String],
-                               executablePath: String) throws(ConfigurationError) -> DaemonSettings {
+    public static func resolve(
+        _ commandLine: CommandLineOptions, environment: [String: String],
+        executablePath: String
+    ) throws(ConfigurationError) -> DaemonSettings {
         guard let socketPath = DaemonPaths.socket(explicit: commandLine.socket, environment: environment) else {
             throw ConfigurationError("XDG_RUNTIME_DIR is not set: pass --socket PATH or set SOUNDSCAPED_SOCKET")
         }
@@ -97,8 +99,9 @@ public struct DaemonSettings: Sendable {
         }
         return DaemonSettings(
             socketPath: socketPath, stateDirectory: stateDirectory,
-            soundscapes: .standard(extra: file.soundscapeDirectories + commandLine.soundscapeDirectories,
-                                   environment: environment, executablePath: executablePath),
+            soundscapes: .standard(
+                extra: file.soundscapeDirectories + commandLine.soundscapeDirectories,
+                environment: environment, executablePath: executablePath),
             logLevel: logLevel, output: output, signer: try signer(commandLine, file: file),
             configPath: configPath, releaseStartupPages: !commandLine.keepStartupPages)
     }
@@ -143,8 +146,10 @@ public struct DaemonSettings: Sendable {
     }
 
     /// A flag's value parsed as the file's would be, its errors naming the flag.
-    private static func flag<Value>(_ text: String?, _ name: String,
-                                    _ parse: (String, String, Int) throws(ConfigFile.ParseError) -> Value)
+    private static func flag<Value>(
+        _ text: String?, _ name: String,
+        _ parse: (String, String, Int) throws(ConfigFile.ParseError) -> Value
+    )
         throws(ConfigFile.ParseError) -> Value?
     {
         guard let text else { return nil }
@@ -181,7 +186,8 @@ public struct DaemonSettings: Sendable {
         if let timeout = try flag(commandLine.signerStopTimeout, "signer-stop-timeout", seconds) ?? file.signerStopTimeout {
             configuration.stopTimeout = timeout
         }
-        configuration.livenessTimeout = try flag(commandLine.signerLivenessTimeout, "signer-liveness-timeout", seconds)
+        configuration.livenessTimeout =
+            try flag(commandLine.signerLivenessTimeout, "signer-liveness-timeout", seconds)
             ?? file.signerLivenessTimeout
         if let type = try flag(commandLine.signerType, "signer-type", ConfigFile.signerType) ?? file.signerType {
             configuration.type = type
@@ -190,7 +196,8 @@ public struct DaemonSettings: Sendable {
             configuration.restartDelay = delay
         }
         if let delay = try flag(commandLine.signerRestartMaxDelay, "signer-restart-max-delay", seconds)
-            ?? file.signerRestartMaxDelay {
+            ?? file.signerRestartMaxDelay
+        {
             configuration.restartMaximumDelay = delay
         }
         if let limit = try flag(commandLine.signerCrashLimit, "signer-crash-limit", ConfigFile.crashLimit) ?? file.signerCrashLimit {
@@ -200,22 +207,27 @@ public struct DaemonSettings: Sendable {
             configuration.startGrace = grace
         }
         if let healthCommand = try flag(commandLine.signerHealthCommand, "signer-health-command", ConfigFile.command)
-            ?? file.signerHealthCommand {
+            ?? file.signerHealthCommand
+        {
             var check = SignerHealthCheck(command: healthCommand)
             if let interval = try flag(commandLine.signerHealthInterval, "signer-health-interval", seconds)
-                ?? file.signerHealthInterval {
+                ?? file.signerHealthInterval
+            {
                 check.interval = interval
             }
             if let timeout = try flag(commandLine.signerHealthTimeout, "signer-health-timeout", seconds)
-                ?? file.signerHealthTimeout {
+                ?? file.signerHealthTimeout
+            {
                 check.timeout = timeout
             }
             if let count = try flag(commandLine.signerHealthRetries, "signer-health-retries", ConfigFile.healthRetries)
-                ?? file.signerHealthRetries {
+                ?? file.signerHealthRetries
+            {
                 check.retries = count
             }
             if let restart = try flag(commandLine.signerRestartOnUnhealthy, "signer-restart-on-unhealthy", ConfigFile.bool)
-                ?? file.signerRestartOnUnhealthy {
+                ?? file.signerRestartOnUnhealthy
+            {
                 check.restartOnUnhealthy = restart
             }
             configuration.healthCheck = check
@@ -238,7 +250,8 @@ public struct DaemonSettings: Sendable {
             changes.append("cache-size \(output.pcmCacheBudgetBytes >> 20) → \(new.output.pcmCacheBudgetBytes >> 20) MiB (the next loop cached)")
         }
         if soundscapes.extra != new.soundscapes.extra {
-            changes.append("soundscapes-dir → \(new.soundscapes.extra.isEmpty ? "none" : new.soundscapes.extra.joined(separator: ", ")) (the next list or play)")
+            changes.append(
+                "soundscapes-dir → \(new.soundscapes.extra.isEmpty ? "none" : new.soundscapes.extra.joined(separator: ", ")) (the next list or play)")
         }
         switch (signer, new.signer) {
         case (nil, nil):

@@ -38,9 +38,11 @@ actor Reloader {
     private let makeSignerHost: @Sendable (SignerConfiguration) throws -> SignerHost
     private let logger: Logger
 
-    init(settings: DaemonSettings, commandLine: CommandLineOptions, environment: [String: String],
-         executablePath: String, player: Player, output: PipeWireOutput, systemd: SystemdNotifierService,
-         logger: Logger, makeSignerHost: @escaping @Sendable (SignerConfiguration) throws -> SignerHost) {
+    init(
+        settings: DaemonSettings, commandLine: CommandLineOptions, environment: [String: String],
+        executablePath: String, player: Player, output: PipeWireOutput, systemd: SystemdNotifierService,
+        logger: Logger, makeSignerHost: @escaping @Sendable (SignerConfiguration) throws -> SignerHost
+    ) {
         self.settings = settings
         self.commandLine = commandLine
         self.environment = environment

@@ -67,8 +67,9 @@ struct PlayerInterface: VarlinkInterface {
             do {
                 try await call.reply(PreferencesReply(preferences: await player.setPreference(name, to: value)))
             } catch let error as Preferences.ValueError {
-                throw VarlinkError(name: "\(PlayerInterfaceDefinition.name).InvalidPreference",
-                                   parameters: ["name": .string(name), "reason": .string(error.description)])
+                throw VarlinkError(
+                    name: "\(PlayerInterfaceDefinition.name).InvalidPreference",
+                    parameters: ["name": .string(name), "reason": .string(error.description)])
             }
 
         case "GetHealth":
@@ -81,8 +82,9 @@ struct PlayerInterface: VarlinkInterface {
             case .applied(let changes):
                 try await call.reply(ReloadReply(changes: changes))
             case .refused(let error):
-                throw VarlinkError(name: "\(PlayerInterfaceDefinition.name).InvalidConfiguration",
-                                   parameters: ["reason": .string(error.description)])
+                throw VarlinkError(
+                    name: "\(PlayerInterfaceDefinition.name).InvalidConfiguration",
+                    parameters: ["reason": .string(error.description)])
             }
 
         case "Subscribe":
@@ -151,8 +153,9 @@ enum PlayerErrors {
     }
 
     static func decodeFailed(_ soundscape: String, reason: String) -> VarlinkError {
-        VarlinkError(name: "\(PlayerInterfaceDefinition.name).DecodeFailed",
-                     parameters: ["soundscape": .string(soundscape), "reason": .string(reason)])
+        VarlinkError(
+            name: "\(PlayerInterfaceDefinition.name).DecodeFailed",
+            parameters: ["soundscape": .string(soundscape), "reason": .string(reason)])
     }
 
     static func subscriberTooSlow(limit: Int) -> VarlinkError {
@@ -173,15 +176,20 @@ enum PlayerErrors {
 final class ListEncoding: Sendable {
     private let last = Mutex<(entries: [SoundscapeEntry], defaultID: SoundscapeID, encoded: VarlinkEncodedParameters)?>(nil)
 
-    func encoded(_ entries: [SoundscapeEntry], defaultID: SoundscapeID,
-                 on worker: WorkerThread) async throws -> VarlinkEncodedParameters {
+    func encoded(
+        _ entries: [SoundscapeEntry], defaultID: SoundscapeID,
+        on worker: WorkerThread
+    ) async throws -> VarlinkEncodedParameters {
         if let cached = last.withLock({ $0 }), cached.defaultID == defaultID, cached.entries == entries {
             return cached.encoded
         }
         let encoded = try await worker.run {
-            Result { try VarlinkEncodedParameters(SoundscapeList(
-                soundscapes: entries.map { SoundscapeInfo(entry: $0, isDefault: $0.id == defaultID) },
-                default: defaultID.rawValue)) }
+            Result {
+                try VarlinkEncodedParameters(
+                    SoundscapeList(
+                        soundscapes: entries.map { SoundscapeInfo(entry: $0, isDefault: $0.id == defaultID) },
+                        default: defaultID.rawValue))
+            }
         }.get()
         last.withLock { $0 = (entries, defaultID, encoded) }
         return encoded

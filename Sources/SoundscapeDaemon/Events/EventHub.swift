@@ -80,14 +80,17 @@ public final class EventHub: Sendable {
 
     /// Assigns the next `seq`, records `status` as current and delivers the event.
     @discardableResult
-    public func publish(type: EventType, reason: EventReason, message: String?, cause: String? = nil,
-                        status: PlayerStatus) -> PublishedEvent {
+    public func publish(
+        type: EventType, reason: EventReason, message: String?, cause: String? = nil,
+        status: PlayerStatus
+    ) -> PublishedEvent {
         let (published, overflowed) = state.withLock { state in
             state.seq += 1
             state.latest = status
             state.lastReason = reason
-            let event = PlayerEvent(seq: state.seq, time: clock(), type: type, reason: reason,
-                                    message: message, cause: cause, status: status)
+            let event = PlayerEvent(
+                seq: state.seq, time: clock(), type: type, reason: reason,
+                message: message, cause: cause, status: status)
             let published = PublishedEvent(event: event, json: encode(event))
             var overflowed: [Subscription] = []
             for (id, subscriber) in state.subscribers {
@@ -113,12 +116,14 @@ public final class EventHub: Sendable {
     /// while its consumer is stuck, so the moment can be logged.
     public func subscribe(queueLimit: Int, onOverflow: (@Sendable () -> Void)? = nil) -> Subscription {
         state.withLock { state in
-            let subscription = Subscription(id: state.nextID, limit: max(queueLimit, 1) + 1, hub: self,
-                                            onOverflow: onOverflow)
+            let subscription = Subscription(
+                id: state.nextID, limit: max(queueLimit, 1) + 1, hub: self,
+                onOverflow: onOverflow)
             state.nextID += 1
             if let latest = state.latest {
-                let snapshot = PlayerEvent(seq: state.seq, time: clock(), type: .player, reason: .snapshot,
-                                           message: nil, status: latest)
+                let snapshot = PlayerEvent(
+                    seq: state.seq, time: clock(), type: .player, reason: .snapshot,
+                    message: nil, status: latest)
                 subscription.continuation.yield(PublishedEvent(event: snapshot, json: encode(snapshot)))
             }
             state.subscribers[subscription.id] = subscription

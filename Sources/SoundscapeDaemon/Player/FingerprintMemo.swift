@@ -34,8 +34,9 @@ final class FingerprintMemo: Sendable {
         }
 
         init(_ info: stat) {
-            self.init(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
-                      modified: info.st_mtim, changed: info.st_ctim)
+            self.init(
+                device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
+                modified: info.st_mtim, changed: info.st_ctim)
         }
 
         static func == (a: Identity, b: Identity) -> Bool {
@@ -102,8 +103,8 @@ final class FingerprintMemo: Sendable {
             return timespec(tv_sec: seconds, tv_nsec: nanoseconds)
         }
         guard fields.count == 8, let device = UInt64(fields[0]), let inode = UInt64(fields[1]),
-              let size = Int64(fields[2]), let modified = time(fields[3]), let changed = time(fields[4]),
-              let hashedAt = Int(fields[5]), let fingerprint = UInt64(fields[6], radix: 16), fields[7].hasPrefix("/")
+            let size = Int64(fields[2]), let modified = time(fields[3]), let changed = time(fields[4]),
+            let hashedAt = Int(fields[5]), let fingerprint = UInt64(fields[6], radix: 16), fields[7].hasPrefix("/")
         else { return nil }
         let identity = Identity(device: device, inode: inode, size: size, modified: modified, changed: changed)
         return Entry(path: String(fields[7]), identity: identity, hashedAt: hashedAt, fingerprint: fingerprint)

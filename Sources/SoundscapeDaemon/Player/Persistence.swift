@@ -7,8 +7,9 @@ import SoundscapeStore
 /// hand) takes its default rather than failing the start.
 extension PersistedState {
     init(_ desired: DesiredState) {
-        self.init(volume: desired.volume.percent, soundscape: desired.soundscape.rawValue,
-                  wantsPlaying: desired.wantsPlaying, paused: desired.intent == .paused)
+        self.init(
+            volume: desired.volume.percent, soundscape: desired.soundscape.rawValue,
+            wantsPlaying: desired.wantsPlaying, paused: desired.intent == .paused)
     }
 }
 
@@ -28,10 +29,11 @@ extension DesiredState {
 
 extension PersistedPreferences {
     init(_ preferences: Preferences) {
-        self.init(interruptionMode: preferences.interruptionMode.rawValue, duckLevel: preferences.duckLevel,
-                  autoResume: preferences.autoResume, pinnedSink: preferences.pinnedSink,
-                  keepAwake: preferences.keepAwake, notifications: preferences.notifications,
-                  signerDownSound: preferences.signerDownSound.rawValue)
+        self.init(
+            interruptionMode: preferences.interruptionMode.rawValue, duckLevel: preferences.duckLevel,
+            autoResume: preferences.autoResume, pinnedSink: preferences.pinnedSink,
+            keepAwake: preferences.keepAwake, notifications: preferences.notifications,
+            signerDownSound: preferences.signerDownSound.rawValue)
     }
 }
 

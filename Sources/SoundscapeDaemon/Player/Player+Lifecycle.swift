@@ -76,9 +76,10 @@ extension Player {
         catalog = await startupReads.catalog.value
         for problem in catalog.problems { logger.warning("\(problem)") }
 
-        var desired = DesiredState(restoring: restored.state,
-                                   over: DesiredState(intent: .stopped, soundscape: catalog.defaultID, volume: .default),
-                                   isAvailable: { catalog.entry($0) != nil })
+        var desired = DesiredState(
+            restoring: restored.state,
+            over: DesiredState(intent: .stopped, soundscape: catalog.defaultID, volume: .default),
+            isAvailable: { catalog.entry($0) != nil })
         if let name = restored.state?.soundscape, name != desired.soundscape.rawValue {
             notices.append("the saved soundscape '\(name)' is no longer available; using '\(catalog.defaultID)'")
         }

@@ -8,8 +8,10 @@ extension Player {
     /// at once; a signer host newly configured starts with the session (at once
     /// if one runs), and one no longer configured is stopped. `makeHost` builds a
     /// host for a configuration that had none. Returns what could not be done.
-    func reconfigure(locations: SoundscapeCatalog.Locations, signer configuration: SignerConfiguration?,
-                     makeHost: (SignerConfiguration) throws -> SignerHost) async -> String? {
+    func reconfigure(
+        locations: SoundscapeCatalog.Locations, signer configuration: SignerConfiguration?,
+        makeHost: (SignerConfiguration) throws -> SignerHost
+    ) async -> String? {
         await untilRunning()
         loader.relocate(locations)
         switch (signer, configuration) {

@@ -52,10 +52,12 @@ public actor Player {
         /// cache's directory, whose file names they are (nil: none, every open hashes).
         public var fingerprintDirectory: String?
 
-        public init(output: any AudioOutput, outputEvents: AsyncStream<AudioOutputEvent>,
-                    outputEventSink: AsyncStream<AudioOutputEvent>.Continuation, store: StateStore?,
-                    locations: SoundscapeCatalog.Locations, hub: EventHub, worker: WorkerThread, logger: Logger,
-                    clock: any PlayerClock, environment: [String: String] = [:], fingerprintDirectory: String? = nil) {
+        public init(
+            output: any AudioOutput, outputEvents: AsyncStream<AudioOutputEvent>,
+            outputEventSink: AsyncStream<AudioOutputEvent>.Continuation, store: StateStore?,
+            locations: SoundscapeCatalog.Locations, hub: EventHub, worker: WorkerThread, logger: Logger,
+            clock: any PlayerClock, environment: [String: String] = [:], fingerprintDirectory: String? = nil
+        ) {
             self.environment = environment
             self.fingerprintDirectory = fingerprintDirectory
             self.output = output
@@ -119,29 +121,35 @@ public actor Player {
     /// How long at most a command's answer waits for its change to be written.
     private let saveWait: Duration
 
-    init(_ dependencies: Dependencies, signerHost: SignerHost? = nil,
-         configuration: PlayerMachine.Configuration = .init(), saveWait: Duration = .seconds(1)) {
+    init(
+        _ dependencies: Dependencies, signerHost: SignerHost? = nil,
+        configuration: PlayerMachine.Configuration = .init(), saveWait: Duration = .seconds(1)
+    ) {
         self.saveWait = saveWait
         output = dependencies.output
         outputEvents = dependencies.outputEvents
         outputEventSink = dependencies.outputEventSink
         keeper = StateKeeper(store: dependencies.store, logger: dependencies.logger)
-        loader = SoundscapeLoader(locations: dependencies.locations, worker: dependencies.worker,
-                                  fingerprints: dependencies.fingerprintDirectory.map(FingerprintMemo.init(directory:)))
+        loader = SoundscapeLoader(
+            locations: dependencies.locations, worker: dependencies.worker,
+            fingerprints: dependencies.fingerprintDirectory.map(FingerprintMemo.init(directory:)))
         worker = dependencies.worker
         hub = dependencies.hub
         logger = dependencies.logger
         clock = dependencies.clock
         self.configuration = configuration
         // A stand-in until `run` has loaded what was saved; nobody sees it (calls wait for `running`).
-        machine = PlayerMachine(desired: DesiredState(intent: .stopped, soundscape: SoundscapeCatalog.fallbackDefault,
-                                                      volume: .default), configuration: configuration)
+        machine = PlayerMachine(
+            desired: DesiredState(
+                intent: .stopped, soundscape: SoundscapeCatalog.fallbackDefault,
+                volume: .default), configuration: configuration)
         self.signerHost = signerHost
         inhibitorEnvironment = SleepInhibitor.environment(from: dependencies.environment)
         // On their threads from now on, while the daemon sets up the rest: by the time `run`
         // needs them they are usually read.
-        startupReads = StartupReads(saved: keeper.startRestoring(), catalog: loader.startScan(),
-                                    signerDownCue: loader.startLoadingSignerDownCue())
+        startupReads = StartupReads(
+            saved: keeper.startRestoring(), catalog: loader.startScan(),
+            signerDownCue: loader.startLoadingSignerDownCue())
     }
 
     // MARK: Commands
@@ -213,8 +221,9 @@ public actor Player {
         // act on a preference, such as the desktop companion's notifications.
         let changed = machine.preferences.changedNames(since: before)
         if !changed.isEmpty {
-            hub.publish(type: .player, reason: .preferencesChanged, message: changed.joined(separator: ", "),
-                        status: currentStatus())
+            hub.publish(
+                type: .player, reason: .preferencesChanged, message: changed.joined(separator: ", "),
+                status: currentStatus())
         }
         return await answer(machine.preferences)
     }

@@ -7,14 +7,20 @@ extension Player {
         let status = await status()
         var checks: [HealthReport.Check] = []
         let connected = machine.output.isConnected
-        checks.append(.init(name: HealthReport.Name.pipewire, ok: connected,
-                            detail: connected ? nil : "not connected to a PipeWire server; retrying"))
+        checks.append(
+            .init(
+                name: HealthReport.Name.pipewire, ok: connected,
+                detail: connected ? nil : "not connected to a PipeWire server; retrying"))
         switch machine.desired.intent {
         case .playing:
             let flowing = status.state == .playing
-            checks.append(.init(name: HealthReport.Name.audio, ok: flowing,
-                                detail: flowing ? nil : "wanted playing but \(status.state.rawValue)"
-                                    + (status.noSink ? ": no sink to play to" : "")))
+            checks.append(
+                .init(
+                    name: HealthReport.Name.audio, ok: flowing,
+                    detail: flowing
+                        ? nil
+                        : "wanted playing but \(status.state.rawValue)"
+                            + (status.noSink ? ": no sink to play to" : "")))
         case .paused:
             checks.append(.init(name: HealthReport.Name.audio, ok: true, detail: "not wanted (paused)"))
         case .stopped:
@@ -26,8 +32,10 @@ extension Player {
         // The write itself runs on the worker thread; this actor is free meanwhile.
         let problem = await keeper.checkWritable()
         let aside = keeper.movedAside.map { "a damaged database was moved to \($0) at start" }
-        checks.append(.init(name: HealthReport.Name.store, ok: problem == nil,
-                            detail: [problem, aside].compactMap { $0 }.joined(separator: "; ").nilIfEmpty))
+        checks.append(
+            .init(
+                name: HealthReport.Name.store, ok: problem == nil,
+                detail: [problem, aside].compactMap { $0 }.joined(separator: "; ").nilIfEmpty))
         return checks
     }
 }
@@ -39,8 +47,11 @@ extension Player {
 enum PlayerHealth {
     static func report(player: Player, bound: Duration = .seconds(1)) async -> HealthReport {
         guard let checks = await firstAnswer(within: bound, { await player.health() }) else {
-            return HealthReport(checks: [.init(name: HealthReport.Name.loop, ok: false,
-                                               detail: "the player did not answer within \(bound)")])
+            return HealthReport(checks: [
+                .init(
+                    name: HealthReport.Name.loop, ok: false,
+                    detail: "the player did not answer within \(bound)")
+            ])
         }
         return HealthReport(checks: [.init(name: HealthReport.Name.loop, ok: true)] + checks)
     }

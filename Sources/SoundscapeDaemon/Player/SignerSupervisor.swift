@@ -46,8 +46,10 @@ final class SignerSupervisor {
     private let probeFailures: RateLimitedLog
     private let clockWatch: ClockJumpWatch?
 
-    init(host: SignerHost, logger: Logger, now: @escaping @Sendable () -> ContinuousClock.Instant,
-         report: @escaping @Sendable (SignerFact) async -> Void) {
+    init(
+        host: SignerHost, logger: Logger, now: @escaping @Sendable () -> ContinuousClock.Instant,
+        report: @escaping @Sendable (SignerFact) async -> Void
+    ) {
         self.host = host
         self.logger = logger
         self.now = now

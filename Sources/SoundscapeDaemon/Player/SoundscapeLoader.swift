@@ -34,7 +34,7 @@ final class SoundscapeLoader: Sendable {
     }
 
     var locations: SoundscapeCatalog.Locations {
-        get { searched.withLock { $0 } }
+        searched.withLock { $0 }
     }
 
     /// New locations (a reload): the next scan reads them.
@@ -83,8 +83,10 @@ final class SoundscapeLoader: Sendable {
     }
 
     /// Opens `id` from an existing scan (on the calling thread: call it on the worker).
-    static func open(_ id: SoundscapeID, in catalog: SoundscapeCatalog,
-                     fingerprints: FingerprintMemo? = nil) -> Result<SoundscapeData, Failure> {
+    static func open(
+        _ id: SoundscapeID, in catalog: SoundscapeCatalog,
+        fingerprints: FingerprintMemo? = nil
+    ) -> Result<SoundscapeData, Failure> {
         guard let entry = catalog.entry(id) else { return .failure(.noSuchSoundscape(id)) }
         do {
             var hashed: stat?

@@ -34,20 +34,25 @@ final class SleepInhibitor: @unchecked Sendable {
     /// Starts an attempt; `held` is called once logind holds the inhibitor,
     /// `ended` once when the attempt is over (with why, in words). Both come on
     /// a thread of their own, never on the caller's.
-    init(environment: [String: String],
-         held: @escaping @Sendable () -> Void, ended: @escaping @Sendable (String) -> Void) throws(SpawnError) {
+    init(
+        environment: [String: String],
+        held: @escaping @Sendable () -> Void, ended: @escaping @Sendable (String) -> Void
+    ) throws(SpawnError) {
         var pipes: [(read: Int32, write: Int32)] = []
         do {
             for _ in 0..<3 { pipes.append(try Spawn.pipe()) }
         } catch {
-            pipes.forEach { close($0.read); close($0.write) }
+            pipes.forEach {
+                close($0.read); close($0.write)
+            }
             throw error
         }
         let (lifeline, stdout, stderr) = (pipes[0], pipes[1], pipes[2])
         let pid: pid_t
         do {
-            pid = try Spawn.run(program: Self.arguments[0], arguments: Self.arguments, environment: environment,
-                                searchPath: true, stdio: [lifeline.read, stdout.write, stderr.write])
+            pid = try Spawn.run(
+                program: Self.arguments[0], arguments: Self.arguments, environment: environment,
+                searchPath: true, stdio: [lifeline.read, stdout.write, stderr.write])
         } catch {
             [lifeline.read, lifeline.write, stdout.read, stdout.write, stderr.read, stderr.write].forEach { close($0) }
             throw SpawnError("systemd-inhibit cannot run: \(error)")

@@ -31,8 +31,10 @@ public final class SystemdNotifierService: Service, Sendable, CustomStringConver
     ///     before every ping and must answer within half the interval; a false, late or
     ///     missing answer withholds that ping, and systemd restarts the daemon once
     ///     `WatchdogSec=` passes without one.
-    public init(notifier: SystemdNotifier, watchdogInterval: Duration?, logger: Logger,
-                healthCheck: @escaping @Sendable () async -> Bool) {
+    public init(
+        notifier: SystemdNotifier, watchdogInterval: Duration?, logger: Logger,
+        healthCheck: @escaping @Sendable () async -> Bool
+    ) {
         self.notifier = notifier
         self.watchdogInterval = watchdogInterval
         self.probe = HealthProbe(check: healthCheck)
@@ -40,11 +42,14 @@ public final class SystemdNotifierService: Service, Sendable, CustomStringConver
     }
 
     /// Reads `NOTIFY_SOCKET`, `WATCHDOG_USEC` and `WATCHDOG_PID`.
-    public convenience init(environment: [String: String], logger: Logger,
-                            healthCheck: @escaping @Sendable () async -> Bool) {
-        self.init(notifier: SystemdNotifier(environment: environment, logger: logger),
-                  watchdogInterval: SystemdWatchdog.pingInterval(environment: environment, pid: getpid()),
-                  logger: logger, healthCheck: healthCheck)
+    public convenience init(
+        environment: [String: String], logger: Logger,
+        healthCheck: @escaping @Sendable () async -> Bool
+    ) {
+        self.init(
+            notifier: SystemdNotifier(environment: environment, logger: logger),
+            watchdogInterval: SystemdWatchdog.pingInterval(environment: environment, pid: getpid()),
+            logger: logger, healthCheck: healthCheck)
     }
 
     public var description: String { "systemd notifier" }

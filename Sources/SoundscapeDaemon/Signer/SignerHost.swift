@@ -50,12 +50,19 @@ final class SignerHost: Sendable {
     /// for the daemon's whole life and is never written: its closing is the signal.
     private let lifeline: (read: Int32, write: Int32)
 
-    init(configuration: SignerConfiguration, baseEnvironment: [String: String], socketPath: String,
-         hub: EventHub, eventLoopGroup: any EventLoopGroup, logger: Logger) throws {
+    init(
+        configuration: SignerConfiguration, baseEnvironment: [String: String], socketPath: String,
+        hub: EventHub, eventLoopGroup: any EventLoopGroup, logger: Logger
+    ) throws {
         self.baseEnvironment = baseEnvironment
         self.socketPath = socketPath
-        settings = Mutex((configuration, Self.environment(base: baseEnvironment, socketPath: socketPath,
-                                                           configuration: configuration)))
+        settings = Mutex(
+            (
+                configuration,
+                Self.environment(
+                    base: baseEnvironment, socketPath: socketPath,
+                    configuration: configuration)
+            ))
         self.hub = hub
         self.eventLoopGroup = eventLoopGroup
         self.logger = logger
@@ -80,8 +87,10 @@ final class SignerHost: Sendable {
 
     /// The environment an instance gets: the daemon's, less systemd's hand-over
     /// variables (ours alone), plus the socket and the configured variables.
-    private static func environment(base: [String: String], socketPath: String,
-                                    configuration: SignerConfiguration) -> [String: String] {
+    private static func environment(
+        base: [String: String], socketPath: String,
+        configuration: SignerConfiguration
+    ) -> [String: String] {
         var environment = base
         for name in ["LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES", "NOTIFY_SOCKET", "WATCHDOG_PID", "WATCHDOG_USEC"] {
             environment[name] = nil
@@ -117,9 +126,10 @@ final class SignerHost: Sendable {
         }
         let process: SignerProcess
         do {
-            process = try SignerProcess.spawn(command: configuration.command, environment: environment,
-                                              workingDirectory: configuration.workingDirectory,
-                                              stdin: configuration.stdin, lifeline: lifeline.read)
+            process = try SignerProcess.spawn(
+                command: configuration.command, environment: environment,
+                workingDirectory: configuration.workingDirectory,
+                stdin: configuration.stdin, lifeline: lifeline.read)
         } catch {
             notify?.close()
             throw error
@@ -131,8 +141,9 @@ final class SignerHost: Sendable {
         let hub = self.hub
         let group = eventLoopGroup
         let task = Task {
-            await Self.supervise(process: process, instance: instance, hub: hub, group: group,
-                                 logger: instanceLogger, notify: notify, report: report)
+            await Self.supervise(
+                process: process, instance: instance, hub: hub, group: group,
+                logger: instanceLogger, notify: notify, report: report)
         }
         return SignerInstance(id: instance, process: process, task: task)
     }
@@ -144,16 +155,20 @@ final class SignerHost: Sendable {
         guard let check = configuration.healthCheck else { return .failed("no health command is configured") }
         return await withCheckedContinuation { continuation in
             BlockingThread.start(stackSize: 256 * 1024) {
-                continuation.resume(returning: SignerProbe.run(command: check.command, environment: environment,
-                                                               workingDirectory: configuration.workingDirectory,
-                                                               timeout: timeout))
+                continuation.resume(
+                    returning: SignerProbe.run(
+                        command: check.command, environment: environment,
+                        workingDirectory: configuration.workingDirectory,
+                        timeout: timeout))
             }
         }
     }
 
-    private static func supervise(process: SignerProcess, instance: Int, hub: EventHub, group: any EventLoopGroup,
-                                  logger: Logger, notify: SignerNotifySocket?,
-                                  report: @escaping @Sendable (SignerFact) async -> Void) async {
+    private static func supervise(
+        process: SignerProcess, instance: Int, hub: EventHub, group: any EventLoopGroup,
+        logger: Logger, notify: SignerNotifySocket?,
+        report: @escaping @Sendable (SignerFact) async -> Void
+    ) async {
         let prefix = "signer[\(process.pid)]"
         // A signer that floods its output must not flood the journal: a hundred lines
         // per ten seconds each, then a count of what was held back.
@@ -188,8 +203,10 @@ final class SignerHost: Sendable {
         }
     }
 
-    private static func readLines(from fd: Int32, group: any EventLoopGroup, logger: Logger,
-                                  _ body: @escaping @Sendable (String) async -> Void) async {
+    private static func readLines(
+        from fd: Int32, group: any EventLoopGroup, logger: Logger,
+        _ body: @escaping @Sendable (String) async -> Void
+    ) async {
         do {
             let channel = try await NIOPipeBootstrap(group: group)
                 .takingOwnershipOfDescriptor(input: fd) { channel in
@@ -208,8 +225,10 @@ final class SignerHost: Sendable {
     }
 
     /// Writes every event as one JSON line, resubscribing with a snapshot after an overflow.
-    private static func pumpEvents(to fd: Int32, hub: EventHub, group: any EventLoopGroup, logger: Logger,
-                                   prefix: String) async {
+    private static func pumpEvents(
+        to fd: Int32, hub: EventHub, group: any EventLoopGroup, logger: Logger,
+        prefix: String
+    ) async {
         do {
             let channel = try await NIOPipeBootstrap(group: group)
                 .takingOwnershipOfDescriptor(output: fd) { channel in

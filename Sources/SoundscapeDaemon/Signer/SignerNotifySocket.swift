@@ -95,11 +95,14 @@ final class SignerNotifySocket: Sendable {
 
     private var isClosed: Bool { state.withLock { $0 == .closed } }
 
-    private func read(group: pid_t, dropped: Dropped,
-                      deliver: @escaping @Sendable (SignerNotification) async -> Void) {
+    private func read(
+        group: pid_t, dropped: Dropped,
+        deliver: @escaping @Sendable (SignerNotification) async -> Void
+    ) {
         let capacity = SignerNotification.maximumBytes + 1
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: capacity, alignment: 8)
-        let controlSize = scs_cmsg_space(MemoryLayout<Int32>.size * 3)
+        let controlSize =
+            scs_cmsg_space(MemoryLayout<Int32>.size * 3)
             + scs_cmsg_space(MemoryLayout<Int32>.size * Self.descriptorRoom)
         let control = UnsafeMutableRawBufferPointer.allocate(byteCount: controlSize, alignment: 8)
         defer {
@@ -144,9 +147,11 @@ final class SignerNotifySocket: Sendable {
             }
             let senderGroup = getpgid(sender)
             guard senderGroup == group else {
-                dropped(.sender, senderGroup < 0
-                    ? "a datagram from pid \(sender), which has already exited, was dropped (systemd-notify: do not use --no-block)"
-                    : "a datagram from pid \(sender), outside the signer's process group, was dropped")
+                dropped(
+                    .sender,
+                    senderGroup < 0
+                        ? "a datagram from pid \(sender), which has already exited, was dropped (systemd-notify: do not use --no-block)"
+                        : "a datagram from pid \(sender), outside the signer's process group, was dropped")
                 continue
             }
             guard let notification = SignerNotification(parsing: UnsafeRawBufferPointer(rebasing: buffer[..<received])) else {
@@ -209,9 +214,10 @@ final class SignerNotifySocket: Sendable {
         private let logs: [Reason: RateLimitedLog]
 
         init(logger: Logger) {
-            logs = Dictionary(uniqueKeysWithValues: Reason.allCases.map { reason in
-                (reason, RateLimitedLog(burst: 5, per: .seconds(60)) { logger.notice("signer notify socket: \($0)") })
-            })
+            logs = Dictionary(
+                uniqueKeysWithValues: Reason.allCases.map { reason in
+                    (reason, RateLimitedLog(burst: 5, per: .seconds(60)) { logger.notice("signer notify socket: \($0)") })
+                })
         }
 
         func callAsFunction(_ reason: Reason, _ message: @autoclosure () -> String) {

@@ -17,8 +17,10 @@ enum SignerProbe {
     static let keptBytes = 4096
 
     /// Runs `command`; blocks until it has ended (at most about `timeout`).
-    static func run(command: [String], environment: [String: String], workingDirectory: String?,
-                    timeout: Duration) -> SignerProbeResult {
+    static func run(
+        command: [String], environment: [String: String], workingDirectory: String?,
+        timeout: Duration
+    ) -> SignerProbeResult {
         guard let program = command.first else { return .failed("the health command is empty") }
         let devNull = open("/dev/null", O_RDWR | O_CLOEXEC)
         defer { close(devNull) }
@@ -40,9 +42,10 @@ enum SignerProbe {
                 close(stdout.write)
                 close(stderr.write)
             }
-            pid = try Spawn.run(program: program, arguments: command, environment: environment, searchPath: true,
-                                stdio: [devNull, stdout.write, stderr.write], group: 0,
-                                workingDirectory: workingDirectory)
+            pid = try Spawn.run(
+                program: program, arguments: command, environment: environment, searchPath: true,
+                stdio: [devNull, stdout.write, stderr.write], group: 0,
+                workingDirectory: workingDirectory)
         } catch {
             return .failed(error.description)
         }

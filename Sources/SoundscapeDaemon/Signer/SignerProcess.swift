@@ -31,8 +31,10 @@ final class SignerProcess: @unchecked Sendable {
     /// ignores every stop signal (`SignerStopSignal`), whichever is configured now or later.
     static let watcherScript = "trap '' \(SignerStopSignal.allCases.map { $0.rawValue.dropFirst(3) }.joined(separator: " ")); read -r _; kill -9 0"
 
-    static func spawn(command: [String], environment: [String: String], workingDirectory: String?,
-                      stdin stdinMode: SignerStdin, lifeline: Int32) throws -> SignerProcess {
+    static func spawn(
+        command: [String], environment: [String: String], workingDirectory: String?,
+        stdin stdinMode: SignerStdin, lifeline: Int32
+    ) throws -> SignerProcess {
         guard let program = command.first else { throw SpawnError("the signer command is empty") }
         let devNull = open("/dev/null", O_RDWR | O_CLOEXEC)
         defer { close(devNull) }
@@ -80,8 +82,9 @@ final class SignerProcess: @unchecked Sendable {
         close(stdout.write)
         close(stderr.write)
         closeOnFailure = []
-        return SignerProcess(pid: signer, group: watcher, stdinWrite: stdinPipe?.write, stdoutRead: stdout.read,
-                             stderrRead: stderr.read)
+        return SignerProcess(
+            pid: signer, group: watcher, stdinWrite: stdinPipe?.write, stdoutRead: stdout.read,
+            stderrRead: stderr.read)
     }
 
     private init(pid: pid_t, group: pid_t, stdinWrite: Int32?, stdoutRead: Int32, stderrRead: Int32) {

@@ -30,8 +30,10 @@ enum StdinFile {
             close(descriptor)
             throw SpawnError("cannot stat it: \(reason)")
         }
-        if let problem = SignerStdin.fileProblem(isRegular: info.isRegular, owner: info.owner, mode: info.mode,
-                                                 user: UInt32(getuid())) {
+        if let problem = SignerStdin.fileProblem(
+            isRegular: info.isRegular, owner: info.owner, mode: info.mode,
+            user: UInt32(getuid()))
+        {
             close(descriptor)
             throw SpawnError(problem)
         }

@@ -18,9 +18,11 @@ final class RateLimitedLog: Sendable {
     private let now: @Sendable () -> ContinuousClock.Instant
     private let window: Mutex<Window>
 
-    init(burst: Int = 10, per interval: Duration = .seconds(60),
-         now: @escaping @Sendable () -> ContinuousClock.Instant = { .now },
-         write: @escaping @Sendable (String) -> Void) {
+    init(
+        burst: Int = 10, per interval: Duration = .seconds(60),
+        now: @escaping @Sendable () -> ContinuousClock.Instant = { .now },
+        write: @escaping @Sendable (String) -> Void
+    ) {
         self.burst = burst
         self.interval = interval
         self.write = write

@@ -35,9 +35,11 @@ enum StartupPages {
         }
         let before = residentKilobytes()
         let released = release()
-        logger.debug("released the pages startup touched", metadata: [
-            "segments_kB": "\(released / 1024)", "rss_kB_before": "\(before)", "rss_kB_after": "\(residentKilobytes())",
-        ])
+        logger.debug(
+            "released the pages startup touched",
+            metadata: [
+                "segments_kB": "\(released / 1024)", "rss_kB_before": "\(before)", "rss_kB_after": "\(residentKilobytes())",
+            ])
     }
 
     /// Bytes of read-only segments released (their size, resident or not).
@@ -45,12 +47,13 @@ enum StartupPages {
     static func release() -> Int {
         var released = 0
         withUnsafeMutablePointer(to: &released) { total in
-            _ = scs_each_loaded_object({ base, headers, count, context in
-                guard let headers, let context else { return 0 }
-                context.assumingMemoryBound(to: Int.self).pointee +=
-                    StartupPages.release(base: base, headers: UnsafeBufferPointer(start: headers, count: count))
-                return 0
-            }, total)
+            _ = scs_each_loaded_object(
+                { base, headers, count, context in
+                    guard let headers, let context else { return 0 }
+                    context.assumingMemoryBound(to: Int.self).pointee +=
+                        StartupPages.release(base: base, headers: UnsafeBufferPointer(start: headers, count: count))
+                    return 0
+                }, total)
         }
         return released
     }

@@ -48,11 +48,14 @@ public enum SocketActivation {
         }
         guard owner == UInt64(pid) else { return .success(nil) }
         guard let count = parseDecimal(countText), count > 0,
-              UInt64(first) + count <= UInt64(max(sysconf(Int32(_SC_OPEN_MAX)), 0)) else {
+            UInt64(first) + count <= UInt64(max(sysconf(Int32(_SC_OPEN_MAX)), 0))
+        else {
             return .failure(.invalidCount(countText))
         }
         let descriptors = Array(first..<first + CInt(count))
-        let names = environment["LISTEN_FDNAMES"].flatMap { $0.isEmpty ? nil : $0.split(separator: ":", omittingEmptySubsequences: false).map(String.init) }
+        let names = environment["LISTEN_FDNAMES"].flatMap {
+            $0.isEmpty ? nil : $0.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+        }
         if let names, names.count != descriptors.count {
             return .failure(.nameCountMismatch(names: names, descriptors: descriptors.count))
         }

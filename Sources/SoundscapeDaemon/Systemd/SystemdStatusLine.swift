@@ -21,12 +21,14 @@ public enum SystemdStatusLine {
         case .interrupted:
             line = "Interrupted; \(what) resumes when allowed"
         case .recovering:
-            line = reason == .serverLost
+            line =
+                reason == .serverLost
                 ? "PipeWire not available; retrying (\(what))"
                 : "No audio flowing; recovering (\(what))"
         }
         if let signer = status.signer, signer.state != .stopped {
-            line += "; signer \(signer.state.rawValue)" + (signer.health == .unhealthy ? ", unhealthy" : "")
+            line +=
+                "; signer \(signer.state.rawValue)" + (signer.health == .unhealthy ? ", unhealthy" : "")
                 + (signer.pid.map { " (pid \($0))" } ?? "")
         }
         return line

@@ -10,7 +10,8 @@ public enum SystemdWatchdog {
     /// the variables must not keep its parent's watchdog fed.
     public static func pingInterval(environment: [String: String], pid: pid_t) -> Duration? {
         guard let usecText = environment["WATCHDOG_USEC"], let usec = parseDecimal(usecText),
-              usec > 0, usec <= UInt64(Int64.max) else { return nil }
+            usec > 0, usec <= UInt64(Int64.max)
+        else { return nil }
         if let pidText = environment["WATCHDOG_PID"] {
             guard let owner = parseDecimal(pidText), owner == UInt64(pid) else { return nil }
         }

@@ -52,11 +52,13 @@ public final class BusConnection {
     public func addObject(path: String, handler: @escaping (BusMessage) -> Bool) throws(BusError) {
         let box = Unmanaged.passRetained(HandlerBox(handler)).toOpaque()
         var slot: OpaquePointer?
-        let result = sd_bus_add_object(bus, &slot, path, { message, userdata, _ in
-            guard let message, let userdata else { return 0 }
-            let box = Unmanaged<HandlerBox>.fromOpaque(userdata).takeUnretainedValue()
-            return box.handler(BusMessage(message)) ? 1 : 0
-        }, box)
+        let result = sd_bus_add_object(
+            bus, &slot, path,
+            { message, userdata, _ in
+                guard let message, let userdata else { return 0 }
+                let box = Unmanaged<HandlerBox>.fromOpaque(userdata).takeUnretainedValue()
+                return box.handler(BusMessage(message)) ? 1 : 0
+            }, box)
         guard result >= 0, let slot else {
             Unmanaged<HandlerBox>.fromOpaque(box).release()
             throw BusError("cannot serve \(path)", code: result)
@@ -96,7 +98,8 @@ public final class BusConnection {
         guard !changed.isEmpty else { return }
         var message: OpaquePointer?
         guard sd_bus_message_new_signal(bus, &message, path, "org.freedesktop.DBus.Properties", "PropertiesChanged") >= 0,
-              let message else { return }
+            let message
+        else { return }
         defer { sd_bus_message_unref(message) }
         let writer = BusMessage(message)
         writer.append(string: interface)
@@ -107,9 +110,11 @@ public final class BusConnection {
 
     /// Calls a method without waiting; `reply` runs later on the loop's thread
     /// with the reply, or the error (also for a timeout or a vanished peer).
-    public func callAsync(destination: String, path: String, interface: String, member: String,
-                          arguments: (BusMessage) -> Void, timeoutMicroseconds: UInt64 = 5_000_000,
-                          reply: @escaping (Result<BusMessage, BusError>) -> Void) {
+    public func callAsync(
+        destination: String, path: String, interface: String, member: String,
+        arguments: (BusMessage) -> Void, timeoutMicroseconds: UInt64 = 5_000_000,
+        reply: @escaping (Result<BusMessage, BusError>) -> Void
+    ) {
         var message: OpaquePointer?
         let created = sd_bus_message_new_method_call(bus, &message, destination, path, interface, member)
         guard created >= 0, let message else {
@@ -119,22 +124,24 @@ public final class BusConnection {
         defer { sd_bus_message_unref(message) }
         arguments(BusMessage(message))
         let box = Unmanaged.passRetained(ReplyBox(reply)).toOpaque()
-        let result = sd_bus_call_async(bus, nil, message, { message, userdata, _ in
-            guard let userdata else { return 0 }
-            let box = Unmanaged<ReplyBox>.fromOpaque(userdata).takeRetainedValue()
-            guard let message else {
-                box.reply(.failure(BusError("no reply")))
-                return 0
-            }
-            if let error = sd_bus_message_get_error(message), sd_bus_error_is_set(error) != 0 {
-                let name = error.pointee.name.map { String(cString: $0) }
-                let text = error.pointee.message.map { String(cString: $0) } ?? name ?? "error"
-                box.reply(.failure(BusError(text, name: name)))
-            } else {
-                box.reply(.success(BusMessage(message)))
-            }
-            return 1
-        }, box, timeoutMicroseconds)
+        let result = sd_bus_call_async(
+            bus, nil, message,
+            { message, userdata, _ in
+                guard let userdata else { return 0 }
+                let box = Unmanaged<ReplyBox>.fromOpaque(userdata).takeRetainedValue()
+                guard let message else {
+                    box.reply(.failure(BusError("no reply")))
+                    return 0
+                }
+                if let error = sd_bus_message_get_error(message), sd_bus_error_is_set(error) != 0 {
+                    let name = error.pointee.name.map { String(cString: $0) }
+                    let text = error.pointee.message.map { String(cString: $0) } ?? name ?? "error"
+                    box.reply(.failure(BusError(text, name: name)))
+                } else {
+                    box.reply(.success(BusMessage(message)))
+                }
+                return 1
+            }, box, timeoutMicroseconds)
         if result < 0 {
             Unmanaged<ReplyBox>.fromOpaque(box).release()
             reply(.failure(BusError("cannot call \(member)", code: result)))

@@ -37,7 +37,8 @@ public struct BusMessage {
         var type: CChar = 0
         var contents: UnsafePointer<CChar>?
         guard sd_bus_message_peek_type(message, &type, &contents) > 0, type == Self.type("v"),
-              let contents else { return nil }
+            let contents
+        else { return nil }
         let signature = String(cString: contents)
         guard sd_bus_message_enter_container(message, Self.type("v"), contents) > 0 else { return nil }
         defer { sd_bus_message_exit_container(message) }

@@ -44,7 +44,8 @@ final class VarlinkConnection {
             completion(.failure(Failure(description: "not connected")))
             return
         }
-        let message = "{\"method\":\"io.soundscaped.Player.\(method)\",\"parameters\":\(parameters)"
+        let message =
+            "{\"method\":\"io.soundscaped.Player.\(method)\",\"parameters\":\(parameters)"
             + (more ? ",\"more\":true}" : "}")
         socket.queueMessage(message.utf8)
         pending.append((more, completion))
@@ -110,7 +111,8 @@ struct VarlinkReply: Decodable {
     var error: String?
 
     init(_ bytes: [UInt8]) {
-        self = (try? JSONDecoder().decode(VarlinkReply.self, from: Data(bytes)))
+        self =
+            (try? JSONDecoder().decode(VarlinkReply.self, from: Data(bytes)))
             ?? VarlinkReply(continues: nil, error: "org.varlink.service.InvalidReply")
     }
 

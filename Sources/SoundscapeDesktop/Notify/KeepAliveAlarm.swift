@@ -94,8 +94,9 @@ public struct KeepAliveAlarm: Sendable {
         var problems: [String] = []
         if let signer = status?.signer, signer.state == .failed {
             let name = signer.name ?? "the signer host"
-            problems.append("\(name) keeps crashing and was stopped" + (signer.lastExit.map { " (last \($0))" } ?? "")
-                            + "; press play to try again.")
+            problems.append(
+                "\(name) keeps crashing and was stopped" + (signer.lastExit.map { " (last \($0))" } ?? "")
+                    + "; press play to try again.")
         } else if let signer = status?.signer, signer.health == .unhealthy {
             let name = signer.name ?? "the signer host"
             problems.append("\(name) fails its health check: it may not be signing.")
@@ -126,8 +127,9 @@ public struct KeepAliveAlarm: Sendable {
             due = Self.broken(problems, incident: number)
         case (.open(let number, let shown), true):
             if shown {
-                due = Message(summary: "Keep-alive restored", body: "The soundscape plays and the signer host runs again.",
-                              critical: false, incident: number)
+                due = Message(
+                    summary: "Keep-alive restored", body: "The soundscape plays and the signer host runs again.",
+                    critical: false, incident: number)
             } else {
                 incident = .none
             }

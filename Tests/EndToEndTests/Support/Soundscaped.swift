@@ -18,9 +18,11 @@ final class Soundscaped: @unchecked Sendable {
         self.graph = graph
         socket = graph.directory.appendingPathComponent("soundscaped-test/control.sock").path
         stateDirectory = graph.directory.appendingPathComponent("state")
-        userSoundscapes = URL(fileURLWithPath: graph.environment["XDG_DATA_HOME"]
-            ?? graph.directory.appendingPathComponent("data").path)
-            .appendingPathComponent("soundscaped/soundscapes")
+        userSoundscapes = URL(
+            fileURLWithPath: graph.environment["XDG_DATA_HOME"]
+                ?? graph.directory.appendingPathComponent("data").path
+        )
+        .appendingPathComponent("soundscaped/soundscapes")
         try FileManager.default.createDirectory(at: userSoundscapes, withIntermediateDirectories: true)
         extraArguments = arguments
     }
@@ -31,14 +33,20 @@ final class Soundscaped: @unchecked Sendable {
     @discardableResult
     func start(arguments: [String]? = nil, launcher: [String] = [], environment: [String: String] = [:]) throws -> ChildProcess {
         if let arguments { extraArguments = arguments }
-        let daemon = [try ProductLocator.soundscaped().path,
-                      "--socket", socket, "--state-dir", stateDirectory.path, "--log-level", "debug"] + extraArguments
+        let daemon =
+            [
+                try ProductLocator.soundscaped().path,
+                "--socket", socket, "--state-dir", stateDirectory.path, "--log-level", "debug",
+            ] + extraArguments
         let command = launcher + daemon
-        let child = try graph.spawn(command[0], Array(command.dropFirst()), name: "soundscaped",
-                                    extraEnvironment: environment)
+        let child = try graph.spawn(
+            command[0], Array(command.dropFirst()), name: "soundscaped",
+            extraEnvironment: environment)
         process = child
         try waitUntil(timeout: .seconds(10), "soundscaped to answer on its socket\n\(graph.logTail(lines: 30))") {
-            guard child.isRunning else { throw HarnessError("soundscaped exited: \(String(describing: child.exitStatus))\n\(graph.logTail(lines: 30))") }
+            guard child.isRunning else {
+                throw HarnessError("soundscaped exited: \(String(describing: child.exitStatus))\n\(graph.logTail(lines: 30))")
+            }
             return (try? ctl("status"))?.succeeded == true
         }
         return child
@@ -64,8 +72,9 @@ final class Soundscaped: @unchecked Sendable {
     /// Like `ctl`, but the command must succeed.
     @discardableResult
     func must(_ arguments: String...) throws -> ProcessResult {
-        let result = try graph.run([try ProductLocator.soundscapectl().path] + arguments + ["--socket", socket],
-                                   timeout: .seconds(15))
+        let result = try graph.run(
+            [try ProductLocator.soundscapectl().path] + arguments + ["--socket", socket],
+            timeout: .seconds(15))
         guard result.succeeded else {
             throw HarnessError("soundscapectl \(arguments.joined(separator: " ")) failed: \(result)\n\(graph.logTail(lines: 30))")
         }
@@ -104,8 +113,10 @@ final class EventFollower: @unchecked Sendable {
 
     /// The next event matching `predicate`, skipping (but recording) others.
     @discardableResult
-    func next(timeout: Duration = .seconds(10), _ what: String = "an event",
-              where predicate: ([String: Any]) -> Bool = { _ in true }) throws -> [String: Any] {
+    func next(
+        timeout: Duration = .seconds(10), _ what: String = "an event",
+        where predicate: ([String: Any]) -> Bool = { _ in true }
+    ) throws -> [String: Any] {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             guard let line = process.nextLine(timeout: deadline - ContinuousClock.now) else { break }

@@ -8,8 +8,10 @@ import TestSupport
 enum ToneLoops {
     /// Writes `<id>.opus` into `directory`: a `frequency` Hz sine at `amplitude`
     /// (both channels), `seconds` long.
-    static func make(id: String, frequency: Int, amplitude: Double = 0.5, seconds: Int = 2,
-                     in directory: URL) throws -> URL {
+    static func make(
+        id: String, frequency: Int, amplitude: Double = 0.5, seconds: Int = 2,
+        in directory: URL
+    ) throws -> URL {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let wav = directory.appendingPathComponent("\(id).wav")
         let opus = directory.appendingPathComponent("\(id).opus")

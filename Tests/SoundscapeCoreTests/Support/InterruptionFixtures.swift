@@ -26,8 +26,10 @@ extension InterruptionPolicyTests {
     /// A Bluetooth headset in its call profile has become the default.
     static let headsetInCallProfile = facts([sink(speaker), sink(headset, callRoute: true)], default: headset)
 
-    static func preferences(_ mode: Preferences.InterruptionMode = .pause, duckLevel: Int = 30, autoResume: Bool = true,
-                            pinnedSink: String? = nil) -> Preferences {
+    static func preferences(
+        _ mode: Preferences.InterruptionMode = .pause, duckLevel: Int = 30, autoResume: Bool = true,
+        pinnedSink: String? = nil
+    ) -> Preferences {
         Preferences(interruptionMode: mode, duckLevel: duckLevel, autoResume: autoResume, pinnedSink: pinnedSink)
     }
 
@@ -47,16 +49,24 @@ extension InterruptionPolicyTests {
 
 extension [PlayerMachine.Action] {
     var emitted: [InterruptionPolicyTests.Emitted] {
-        compactMap { if case .emit(let reason, let message, let cause) = $0 { InterruptionPolicyTests.Emitted(reason: reason, message: message, cause: cause) } else { nil } }
+        compactMap {
+            if case .emit(let reason, let message, let cause) = $0 {
+                InterruptionPolicyTests.Emitted(reason: reason, message: message, cause: cause)
+            } else {
+                nil
+            }
+        }
     }
 }
 
 extension MachineDriver {
     /// Playing `rain` at 50 % and streaming, `preferences` applied, `graph` known (the target set) and
     /// linked to `route`, with the `started` event already out.
-    static func playingLinked(with preferences: Preferences = .default,
-                              graph: GraphFacts = InterruptionPolicyTests.onSpeaker,
-                              route: String? = InterruptionPolicyTests.speaker) -> MachineDriver {
+    static func playingLinked(
+        with preferences: Preferences = .default,
+        graph: GraphFacts = InterruptionPolicyTests.onSpeaker,
+        route: String? = InterruptionPolicyTests.speaker
+    ) -> MachineDriver {
         var driver = MachineDriver.playing()
         if preferences != .default { driver.send(.setPreferences(preferences)) }
         driver.send(.graphChanged(graph))

@@ -14,8 +14,10 @@ struct MachineDriver {
     let origin: ContinuousClock.Instant
     private(set) var now: ContinuousClock.Instant
 
-    init(wantsPlaying: Bool = false, soundscape: SoundscapeID = rain, volume: Volume = half,
-         origin: ContinuousClock.Instant = ContinuousClock.now) {
+    init(
+        wantsPlaying: Bool = false, soundscape: SoundscapeID = rain, volume: Volume = half,
+        origin: ContinuousClock.Instant = ContinuousClock.now
+    ) {
         machine = PlayerMachine(
             desired: DesiredState(wantsPlaying: wantsPlaying, soundscape: soundscape, volume: volume),
             configuration: .init(startTimeout: Self.timeout))

@@ -21,8 +21,10 @@ struct SignerDriver {
     /// verdict's tick is told apart by its deadline alone.
     static let lifecycleGrace: Duration = .seconds(7777)
 
-    init(_ configuration: SignerMachine.Configuration = SignerDriver.configuration(),
-         origin: ContinuousClock.Instant = ContinuousClock.now) {
+    init(
+        _ configuration: SignerMachine.Configuration = SignerDriver.configuration(),
+        origin: ContinuousClock.Instant = ContinuousClock.now
+    ) {
         machine = SignerMachine(configuration: configuration)
         self.origin = origin
         now = origin
@@ -59,8 +61,10 @@ struct SignerDriver {
 
     var status: SignerStatus { machine.status }
 
-    static func configuration(crashLoopLimit: Int = 5, stopTimeout: Duration = .seconds(5),
-                              liveness: Duration? = nil) -> SignerMachine.Configuration {
+    static func configuration(
+        crashLoopLimit: Int = 5, stopTimeout: Duration = .seconds(5),
+        liveness: Duration? = nil
+    ) -> SignerMachine.Configuration {
         var configuration = SignerMachine.Configuration()
         configuration.crashLoopLimit = crashLoopLimit
         configuration.stopTimeout = stopTimeout

@@ -36,10 +36,12 @@ final class PlayerHarness: @unchecked Sendable {
     /// - Parameters:
     ///   - saved: written to the database before the player starts, as an earlier run would have.
     ///   - preferences: likewise.
-    init(saved: PersistedState? = nil, preferences: PersistedPreferences? = nil,
-         signer: SignerConfiguration? = nil, userFiles: [String: [UInt8]] = [:],
-         configuration: PlayerMachine.Configuration = .init(), saveWait: Duration = .seconds(1),
-         finishesFades: Bool = true) throws {
+    init(
+        saved: PersistedState? = nil, preferences: PersistedPreferences? = nil,
+        signer: SignerConfiguration? = nil, userFiles: [String: [UInt8]] = [:],
+        configuration: PlayerMachine.Configuration = .init(), saveWait: Duration = .seconds(1),
+        finishesFades: Bool = true
+    ) throws {
         output = FakeAudioOutput(finishesFades: finishesFades)
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("player-test-\(UUID().uuidString)")
         userSoundscapes = directory.appendingPathComponent("soundscapes")
@@ -55,13 +57,15 @@ final class PlayerHarness: @unchecked Sendable {
         logger.logLevel = .critical
         let (hub, socket) = (self.hub, directory.appendingPathComponent("control.sock").path)
         let signerHost = try signer.map {
-            try SignerHost(configuration: $0, baseEnvironment: ["PATH": "/usr/bin:/bin"], socketPath: socket, hub: hub,
-                           eventLoopGroup: MultiThreadedEventLoopGroup.singleton, logger: logger)
+            try SignerHost(
+                configuration: $0, baseEnvironment: ["PATH": "/usr/bin:/bin"], socketPath: socket, hub: hub,
+                eventLoopGroup: MultiThreadedEventLoopGroup.singleton, logger: logger)
         }
         player = Player(
-            .init(output: output, outputEvents: output.events, outputEventSink: output.eventSink, store: store,
-                  locations: .init(builtin: Self.builtinSoundscapes, extra: [], user: userSoundscapes.path),
-                  hub: hub, worker: worker, logger: logger, clock: clock),
+            .init(
+                output: output, outputEvents: output.events, outputEventSink: output.eventSink, store: store,
+                locations: .init(builtin: Self.builtinSoundscapes, extra: [], user: userSoundscapes.path),
+                hub: hub, worker: worker, logger: logger, clock: clock),
             signerHost: signerHost, configuration: configuration, saveWait: saveWait)
         events = hub.subscribe(queueLimit: 1000)
     }

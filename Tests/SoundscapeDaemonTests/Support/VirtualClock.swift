@@ -56,7 +56,9 @@ final class VirtualClock: PlayerClock, Sendable {
                     if pending { continuation.resume() }
                 }
             } onCancel: {
-                for watcher in state.withLock({ state in defer { state.watchers = [] }; return state.watchers }) {
+                for watcher in state.withLock({ state in
+                    defer { state.watchers = [] }; return state.watchers
+                }) {
                     watcher.resume()
                 }
             }
@@ -69,7 +71,8 @@ final class VirtualClock: PlayerClock, Sendable {
         let target = now + duration
         while let due = state.withLock({ state -> Call? in
             guard let index = state.calls.indices.min(by: { state.calls[$0].deadline < state.calls[$1].deadline }),
-                  state.calls[index].deadline <= target else { return nil }
+                state.calls[index].deadline <= target
+            else { return nil }
             let call = state.calls.remove(at: index)
             state.now = max(state.now, call.deadline)
             return call
