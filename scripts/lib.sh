@@ -14,10 +14,11 @@ TEST_PACKAGES=(sox opus-tools python3 python3-venv procps systemd playerctl pyth
 # The Python packages the tests take from PyPI, in a venv of their own (TEST_VENV), beside
 # Debian's python3: python-varlink (our IDL parses with independent varlink tooling), and
 # nostr-sdk pinned at 0.37.0, the last release with a NIP-46 remote signer
-# (NostrConnectRemoteSigner) and a local relay (MockRelay): the real bunker the signer
-# checks supervise (Tests/EndToEndTests/Fixtures/nip46). Its wheels are built for
-# CPython 3.9 to 3.12 only: Debian 12's 3.11 takes it, Debian 13's 3.13 does not.
-TEST_PYTHON_PACKAGES=(varlink nostr-sdk==0.37.0)
+# (NostrConnectRemoteSigner): the real bunker the signer checks supervise, and its client
+# (Tests/EndToEndTests/Fixtures/nip46). Its wheels are built for CPython 3.9 to 3.12 only:
+# Debian 12's 3.11 takes it, Debian 13's 3.13 does not. websockets, pinned: the server of
+# the fixtures' local relay (relay.py says why not nostr-sdk's MockRelay).
+TEST_PYTHON_PACKAGES=(varlink nostr-sdk==0.37.0 websockets==13.1)
 TEST_VENV=$ROOT/.build-python
 # What the Swift toolchain itself needs on Debian 12 (from swift.org's install guide).
 SWIFT_PACKAGES=(binutils git gnupg2 libc6-dev libcurl4-openssl-dev libedit2 libgcc-12-dev libpython3-dev
