@@ -26,7 +26,10 @@ when it is settled:
 `sent` is the wall clock (time.time()) and `mono` CLOCK_MONOTONIC
 (time.monotonic()) when it was sent, `ms` how long the answer took. It speaks
 through one NostrConnect client, as an app would; while the bunker is away its
-requests time out, and answers resume when it is back. A last line
+requests time out, and answers resume when it is back. After a request that got
+no answer the next one goes through a new client (a new connection to the
+relay), as an app that retries would: nostr-sdk's own reconnection to a relay
+that went away waits 10 s or more. A last line
 `{"summary": {"sent": N, "answered": M}}` closes the log. Needs nostr-sdk==0.37.0.
 """
 import argparse
@@ -80,10 +83,11 @@ async def loop(arguments):
     for number in (signal.SIGTERM, signal.SIGINT):
         running.add_signal_handler(number, stop.set)
     out = open(arguments.log, "a") if arguments.log else sys.stdout
-    client = connect(arguments.uri, arguments.timeout)
+    clients = [connect(arguments.uri, arguments.timeout)]
     counts = {"sent": 0, "answered": 0}
 
     async def request(seq):
+        client = clients[0]
         sent, mono = time.time(), time.monotonic()
         record = {"seq": seq, "sent": round(sent, 3), "mono": round(mono, 3), "ok": False, "ms": None, "error": None}
         try:
@@ -93,6 +97,8 @@ async def loop(arguments):
             counts["answered"] += 1
         except Exception as error:  # noqa: BLE001 - recorded, and the loop goes on
             record["error"] = describe(error)
+            if clients[0] is client:
+                clients[0] = connect(arguments.uri, arguments.timeout)
         out.write(json.dumps(record) + "\n")
         out.flush()
 
