@@ -19,6 +19,15 @@ Faults, one every 10-25 s, in random order:
   daemon-kill     kill -9 of soundscaped; systemd restarts it (RestartSec=2s)
   daemon-stop     SIGSTOP of soundscaped for 1-5 s, then SIGCONT
   signer-kill     kill -9 of the signer host; the daemon restarts it
+  signer-stop     (--bunker only) SIGSTOP of the bunker; lifted at signerRestored
+  relay-loss      (--bunker only) the relay killed for 10-20 s; lifted at signerRestored
+                  (both in soak_signer.py)
+
+With --bunker the signer is a real NIP-46 bunker, configured as docs/signer.md's
+tested nip46-bunker block, and a NIP-46 app asks it for a signature every second
+through the storm; the per-fault table of answered requests and the check that
+the cue, not the soundscape, was at the sink while signing was down are in
+soak_signer.py.
 
 Measured:
   audio uptime    the share of the time audio should flow (no fault that forbids it
@@ -33,6 +42,9 @@ Measured:
                   sinks, SIGCONT sent, call ended, the new daemon process started by systemd,
                   sink gone or default moved) to the first audible 10 ms
   signer uptime   the share of time the signer host was running
+  signing         (--bunker) per fault type: the share of sign requests answered and
+                  the longest time signing was down; per stretch of signing down, the
+                  cue at the sink and not the soundscape past its detection time
   seq gaps        events missing between consecutive events of one subscription
   RSS, fds        of the daemon, per life: at the end of its first minute and at its end
   load            the machine's 1-minute load average through the soak
@@ -44,6 +56,7 @@ import sys
 import threading
 import time
 
+import soak_signer
 from soak_faults import KINDS, Storm
 from soak_graph import CTL, RUNTIME, SINKS, WORK, Graph, UserManager, daemon_status, log, now, run, wait_for
 from soak_measure import EventFollower, Load, Lives, Recorder
@@ -51,10 +64,12 @@ from soak_report import Analysis, verdict
 
 MINUTES = float(sys.argv[1]) if len(sys.argv) > 1 else 30.0
 SEED = int(os.environ.get("SOAK_SEED", str(int(time.time()))))
+# scripts/soak --bunker: the Python that has nostr-sdk 0.37.0 (scripts/lib.sh's TEST_VENV).
+BUNKER_PYTHON = os.environ.get("SOAK_BUNKER_PYTHON")
 
 
-def install_units():
-    """The packaged units, run from the release build, with the example signer host."""
+def install_units(config):
+    """The packaged units, run from the release build, with `config` as the config file."""
     os.makedirs(RUNTIME, mode=0o700, exist_ok=True)
     for path in ("home/.config/systemd/user", "home/.config/soundscaped"):
         os.makedirs(os.path.join(WORK, path), exist_ok=True)
@@ -68,14 +83,20 @@ def install_units():
     os.makedirs(os.path.join(units, "soundscaped.service.d"), exist_ok=True)
     open(os.path.join(units, "soundscaped.service.d/log.conf"), "w").write(
         f"[Service]\nStandardError=append:{WORK}/logs/daemon.log\n")
+    open(os.path.join(WORK, "home/.config/soundscaped/soundscaped.conf"), "w").write(config)
+
+
+def example_signer_config():
+    """Without --bunker: the example signer host, fed events on stdin."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     signer = os.path.join(root, "packaging/examples/example-signer")
-    open(os.path.join(WORK, "home/.config/soundscaped/soundscaped.conf"), "w").write(
-        f"signer-command = {signer}\nsigner-stdin = events\nsigner-liveness-timeout = 30\n")
+    return f"signer-command = {signer}\nsigner-stdin = events\nsigner-liveness-timeout = 30\n"
 
 
 def main():
     random.seed(SEED)
-    install_units()
+    bunker = soak_signer.Bunker(BUNKER_PYTHON) if BUNKER_PYTHON else None
+    install_units(bunker.config() if bunker else example_signer_config())
     graph = Graph()
     graph.start(first=True)
     manager = UserManager()
@@ -84,16 +105,21 @@ def main():
     run([CTL, "volume", "60"])
     run([CTL, "play"], timeout=20)
     wait_for("the first signer host", lambda: (daemon_status().get("signer") or {}).get("pid") is not None)
+    if bunker:
+        wait_for("the bunker's first passing health check",
+                 lambda: (daemon_status().get("signer") or {}).get("health") == "healthy", timeout=30)
+        bunker.start_app(MINUTES * 60 + 30)
+        wait_for("the NIP-46 app's first answered request", lambda: any(r["ok"] for r in bunker.requests()), timeout=20)
 
-    timeline, lock = [], threading.Lock()
-    recorders = [Recorder(sink, timeline, lock) for sink in SINKS]
+    timeline, sounds, lock = [], [], threading.Lock()
+    recorders = [Recorder(sink, timeline, lock, sounds if bunker else None) for sink in SINKS]
     for recorder in recorders:
         recorder.start()
     events = EventFollower()
     events.start()
     wait_for("the recorders", lambda: all(r.last_block > 0 for r in recorders))
 
-    storm = Storm(graph, manager, recorders)
+    storm = Storm(graph, manager, recorders, bunker)
     lives, load = Lives(), Load()
 
     def sample():
@@ -112,7 +138,7 @@ def main():
         if now() < next_fault:
             time.sleep(0.5)
             continue
-        storm.inject(random.choice(KINDS))
+        storm.inject(random.choice(KINDS + (soak_signer.SIGNER_FAULTS if bunker else [])))
         next_fault = now() + random.uniform(10, 25)
 
     # The last fault may have been lifted a moment ago: keep listening a while, so its
@@ -127,6 +153,8 @@ def main():
         recorder.stop()
     events.stop()
     sample()
+    if bunker:
+        bunker.stop()
 
     with lock:
         analysis = Analysis(list(timeline), faults, storm.blocking, start, stop)
@@ -143,8 +171,15 @@ def main():
         "daemon_lives": lives.report(),
         "load_average": load.report(),
     })
-    print(json.dumps(result, indent=2))
     problems = verdict(result, faults, events.gaps, result["daemon_lives"])
+    if bunker:
+        with lock:
+            table, checks = soak_signer.signing_report(bunker.requests(), faults, list(sounds), start, stop)
+        result["signing_per_fault"] = table
+        result["signing_down_stretches"] = checks
+        soak_signer.log_table(table)
+        problems += soak_signer.signing_problems(table, checks)
+    print(json.dumps(result, indent=2))
     for problem in problems:
         log(problem)
     manager.systemctl("stop", "soundscaped.service", "soundscaped.socket", check=False)

@@ -7,6 +7,7 @@ import subprocess
 import threading
 import time
 
+import soak_signer
 from soak_graph import ENV, WORK, daemon_status, log, now, wait_for
 
 KINDS = ["pipewire-kill", "pipewire-stop", "sink-loss", "default-switch", "call",
@@ -17,7 +18,8 @@ class Storm:
     """Injects the faults and keeps what they did: `faults` (type, start, lifted)
     and `blocking` (start, end): the windows in which audio may not flow."""
 
-    def __init__(self, graph, manager, recorders):
+    def __init__(self, graph, manager, recorders, bunker=None):
+        self.bunker = bunker
         self.graph = graph
         self.manager = manager
         self.recorders = recorders
@@ -143,6 +145,17 @@ class Storm:
         if pid:
             os.kill(pid, signal.SIGKILL)
         fault["lifted"] = now()
+
+    def signer_stop(self, fault):
+        # Signing is down until the daemon has restored it; the soundscape is not wanted
+        # meanwhile (the cue's check is soak_signer's), nor at full level while it fades
+        # back in over the crossfade after signerRestored, by design (docs/signer.md).
+        soak_signer.signer_stop(fault)
+        self.blocking.append((fault["start"], fault["lifted"] + soak_signer.CROSSFADE))
+
+    def relay_loss(self, fault):
+        soak_signer.relay_loss(self.bunker, fault)
+        self.blocking.append((fault["start"], fault["lifted"] + soak_signer.CROSSFADE))
 
     def watch_wireplumber(self):
         """Not a fault the soak injects: WirePlumber itself crashing. It is restarted, as its

@@ -9,6 +9,7 @@ import subprocess
 import threading
 import time
 
+from sink_sound import Classifier
 from soak_graph import CTL, ENV, log, now
 
 THRESHOLD = 10 ** (-60 / 20)
@@ -16,13 +17,18 @@ THRESHOLD = 10 ** (-60 / 20)
 
 class Recorder(threading.Thread):
     """pw-record of one sink's monitor, analysed as it arrives: for each 10 ms, whether it was audible.
-    Restarted whenever it ends (the server was killed, the sink destroyed)."""
+    Restarted whenever it ends (the server was killed, the sink destroyed). With `sounds`, also
+    what each 100 ms carried (sink_sound.Classifier: soundscape, cue, sound or silence), appended
+    there as (time it ended, kind)."""
 
-    def __init__(self, sink, timeline, lock):
+    WINDOW = 4800  # 100 ms at 48 kHz, sink_sound's window
+
+    def __init__(self, sink, timeline, lock, sounds=None):
         super().__init__(daemon=True)
         self.sink = sink
         self.timeline = timeline
         self.lock = lock
+        self.sounds = sounds
         self.stopped = False
         self.process = None
         self.last_block = 0.0
@@ -39,6 +45,8 @@ class Recorder(threading.Thread):
                      "--rate", "48000", "--channels", "1", "-"], env=ENV, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
                 buffered = b""
                 cursor = None
+                # A new recording starts a new classification (a window's kind depends on the one before).
+                classifier, window = Classifier(self.WINDOW), []
                 while not self.stopped:
                     data = self.process.stdout.read1(65536)
                     if not data:
@@ -61,6 +69,13 @@ class Recorder(threading.Thread):
                         with self.lock:
                             self.timeline.append((cursor, rms > THRESHOLD))
                         cursor += 0.01
+                        if self.sounds is not None:
+                            window.extend(samples)
+                            if len(window) >= self.WINDOW:
+                                kind = classifier.classify([x / 32768 for x in window[:self.WINDOW]])[2]
+                                del window[:self.WINDOW]
+                                with self.lock:
+                                    self.sounds.append((cursor, kind))
                     buffered = buffered[count * block:]
                     if count:
                         self.last_block = arrived
