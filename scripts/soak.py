@@ -156,8 +156,14 @@ def main():
     if bunker:
         bunker.stop()
 
+    blocking = list(storm.blocking)
+    if bunker:
+        # While the daemon says signing is down the soundscape is not wanted (the cue is);
+        # whether it said so truthfully is checked against the app (soak_signer.false_alarms).
+        declared = soak_signer.declared_down(events.verdicts, stop)
+        blocking += [(a, b + soak_signer.CROSSFADE) for a, b in declared]
     with lock:
-        analysis = Analysis(list(timeline), faults, storm.blocking, start, stop)
+        analysis = Analysis(list(timeline), faults, blocking, start, stop)
     result = {"minutes": MINUTES, "seed": SEED, "faults": len(faults)}
     result.update(analysis.uptimes())
     result.update({
@@ -175,10 +181,12 @@ def main():
     if bunker:
         with lock:
             table, checks = soak_signer.signing_report(bunker.requests(), faults, list(sounds), start, stop)
+        lies = soak_signer.false_alarms(declared, bunker.requests())
         result["signing_per_fault"] = table
         result["signing_down_stretches"] = checks
+        result["signer_down_declared"] = [{"at_s": round(a - start, 2), "seconds": round(b - a, 2)} for a, b in declared]
         soak_signer.log_table(table)
-        problems += soak_signer.signing_problems(table, checks)
+        problems += soak_signer.signing_problems(table, checks, lies)
     print(json.dumps(result, indent=2))
     for problem in problems:
         log(problem)

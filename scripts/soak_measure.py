@@ -105,6 +105,7 @@ class EventFollower(threading.Thread):
         self.events = 0
         self.process = None
         self.signer = []  # (time, running)
+        self.verdicts = []  # (time, "signerDown" or "signerRestored"), as they arrived
 
     def run(self):
         while not self.stopped:
@@ -121,6 +122,8 @@ class EventFollower(threading.Thread):
                     self.events += 1
                     signer = event.get("signer") or {}
                     self.signer.append((now(), signer.get("state") == "running"))
+                    if event.get("reason") in ("signerDown", "signerRestored"):
+                        self.verdicts.append((now(), event["reason"]))
                 self.process.wait()
             except Exception as error:
                 log(f"events: {error}")

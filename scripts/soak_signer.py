@@ -14,7 +14,12 @@ What it adds to the soak, two faults:
               the bunker lives but cannot sign (the silent failure), restarts do
               not help, and signing stays down until the relay is back; lifted
               at signerRestored
-  in both, the time until signerRestored is not time the soundscape is wanted, and:
+  in both, the time until signerRestored is not time the soundscape is wanted. So is
+  any time the daemon itself declares signing down (its signerDown … signerRestored
+  events), whatever the fault: a signer killed while its restart backoff has grown past
+  the start grace is down, and the cue plays. Such a window is checked against the
+  app: one in which every request was answered is a cue that lied, and fails the run.
+  And:
   per fault   the sign requests sent while it was in effect (from its start, less
               the requests' timeout, as one sent just before it is caught by it,
               to the next fault's): the share answered, and the longest time
@@ -170,6 +175,32 @@ def relay_loss(bunker, fault):
     fault["lifted"] = now()
 
 
+def declared_down(verdicts, stop):
+    """The daemon's own signerDown … signerRestored windows, from its events."""
+    windows, since = [], None
+    for t, reason in verdicts:
+        if reason == "signerDown" and since is None:
+            since = t
+        elif reason == "signerRestored" and since is not None:
+            windows.append((since, t))
+            since = None
+    if since is not None:
+        windows.append((since, stop))
+    return windows
+
+
+def false_alarms(declared, requests):
+    """Windows in which the daemon said signing was down while the app's every request
+    was answered: a cue that lied. The window's last request period and timeout are left
+    out (the daemon learns of a return at its next passing check, up to an interval late)."""
+    wrong = []
+    for a, b in declared:
+        inside = [r for r in requests if a <= r["mono"] < b - REQUEST_EVERY - REQUEST_TIMEOUT]
+        if inside and all(r["ok"] for r in inside):
+            wrong.append({"from": round(a, 2), "seconds": round(b - a, 2), "answered": len(inside)})
+    return wrong
+
+
 def down_stretches(requests, stop):
     """Where signing was down, as (start, end): from the first unanswered request's
     sending to the next answered one's (or the end)."""
@@ -249,10 +280,13 @@ def cue_check(kind, a, b, sounds, blocking):
     return check
 
 
-def signing_problems(table, checks):
-    """The soak's pass line for signing: audio-only faults cost no sign request, and every
-    stretch of signing down had the cue and not the soundscape past its detection time."""
+def signing_problems(table, checks, lies):
+    """The soak's pass line for signing: audio-only faults cost no sign request, every
+    stretch of signing down had the cue and not the soundscape past its detection time,
+    and the daemon never said signing was down while it was not."""
     problems = []
+    if lies:
+        problems.append(f"signerDown while the app's every sign request was answered: {lies[:5]}")
     costly = {kind: row["sent"] - row["answered"] for kind, row in table.items()
               if kind in AUDIO_ONLY and row["answered"] < row["sent"]}
     if costly:
