@@ -135,6 +135,11 @@ class Bunker:
         return sorted(out, key=lambda r: r["seq"])
 
 
+def signing_down():
+    """Whether the daemon says signing is down now (status lists signerDown)."""
+    return "signerDown" in (daemon_status().get("interruptions") or [])
+
+
 def signer_stop(fault):
     """The fault: SIGSTOP of the bunker; lifted once the daemon has restored it (the cue
     between is what the soak checks), at most 40 s later."""
@@ -143,13 +148,10 @@ def signer_stop(fault):
         raise RuntimeError("no signer instance to stop")
     os.kill(pid, signal.SIGSTOP)
     fault["pid"] = pid
-
-    def interruptions():
-        return daemon_status().get("interruptions") or []
     try:
-        wait_for("signerDown after the SIGSTOP", lambda: "signerDown" in interruptions(), timeout=20, interval=0.1)
+        wait_for("signerDown after the SIGSTOP", signing_down, timeout=20, interval=0.1)
         fault["down_after_s"] = round(now() - fault["start"], 2)
-        wait_for("signerRestored", lambda: "signerDown" not in interruptions(), timeout=40, interval=0.05)
+        wait_for("signerRestored", lambda: not signing_down(), timeout=40, interval=0.05)
     finally:
         # The daemon stops a stopped instance and sends SIGCONT; if it did not, leave no
         # process frozen behind.
@@ -168,10 +170,7 @@ def relay_loss(bunker, fault):
     time.sleep(random.uniform(10, 20))
     bunker.start_relay(bunker.port)
     fault["relay_back_after_s"] = round(now() - fault["start"], 2)
-
-    def down():
-        return "signerDown" in (daemon_status().get("interruptions") or [])
-    wait_for("signerRestored after the relay's return", lambda: not down(), timeout=90, interval=0.05)
+    wait_for("signerRestored after the relay's return", lambda: not signing_down(), timeout=90, interval=0.05)
     fault["lifted"] = now()
 
 
