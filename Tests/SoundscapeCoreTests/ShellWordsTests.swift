@@ -64,12 +64,26 @@ import SoundscapeCore
     }
 
     @Test(arguments: [
-        ("$HOME ~ ~/x *.txt ${X} $(id) `id`", ["$HOME", "~", "~/x", "*.txt", "${X}", "$(id)", "`id`"]),
+        ("$HOME a~ '~' \\~/x *.txt ${X} $(id) `id`", ["$HOME", "a~", "~", "~/x", "*.txt", "${X}", "$(id)", "`id`"]),
         ("a;b | c && d > e", ["a;b", "|", "c", "&&", "d", ">", "e"]),
         ("?[ab] {a,b}", ["?[ab]", "{a,b}"]),
     ])
     func nothingIsExpanded(text: String, words: [String]) throws {
         #expect(try ShellWords.split(text) == words)
+    }
+
+    /// But a word's leading, unquoted `~`: the home directory, as a shell and systemd's `%h` make it.
+    @Test func aLeadingTildeIsTheHomeDirectory() throws {
+        #expect(
+            try ShellWords.split("~ ~/x a~/y ~/\"my dir\" '~/q'", home: "/home/me") == [
+                "/home/me", "/home/me/x", "a~/y", "/home/me/my dir", "~/q",
+            ])
+        #expect(throws: ShellWords.ParseError(description: "a word starts with ~, but HOME is not set to expand it")) {
+            try ShellWords.split("run ~/x")
+        }
+        #expect(throws: ShellWords.ParseError(description: "'~user' is not expanded: write the path, or quote it to keep the ~")) {
+            try ShellWords.split("~bob/x", home: "/home/me")
+        }
     }
 
     @Test(arguments: [

@@ -2,19 +2,45 @@
 /// running one: whitespace separates words; single quotes keep everything
 /// literally; double quotes keep everything but `\"`, `\\`, `\$` and `` \` ``;
 /// a backslash outside quotes escapes the next character. Nothing is expanded
-/// (`$HOME`, `~` and globs stay as written), so a config file cannot run code.
+/// (`$HOME` and globs stay as written), so a config file cannot run code, but for
+/// a word's leading, unquoted `~` or `~/`, which is the home directory, as a shell
+/// and systemd's `%h` make it (`~user` is refused: it would need the user database).
 public enum ShellWords {
     public struct ParseError: Error, Sendable, Equatable, CustomStringConvertible {
         public let description: String
+
+        public init(description: String) {
+            self.description = description
+        }
     }
 
-    public static func split(_ text: String) throws(ParseError) -> [String] {
+    /// `home`: what a leading `~` stands for; nil refuses a word that starts with one.
+    public static func split(_ text: String, home: String? = nil) throws(ParseError) -> [String] {
         var words: [String] = []
         var current = ""
         var inWord = false
         var iterator = text.makeIterator()
-        while let character = iterator.next() {
+        var lookahead: Character?
+        func next() -> Character? {
+            if let pending = lookahead {
+                lookahead = nil
+                return pending
+            }
+            return iterator.next()
+        }
+        while let character = next() {
             switch character {
+            case "~" where !inWord:
+                inWord = true
+                let following = next()
+                lookahead = following
+                guard following.map({ "/ \t\n\r".contains($0) || $0 == "\r\n" }) ?? true else {
+                    throw ParseError(description: "'~user' is not expanded: write the path, or quote it to keep the ~")
+                }
+                guard let home, home.hasPrefix("/") else {
+                    throw ParseError(description: "a word starts with ~, but HOME is not set to expand it")
+                }
+                current.append(contentsOf: home)
             case " ", "\t", "\n", "\r", "\r\n":
                 if inWord {
                     words.append(current)
@@ -24,7 +50,7 @@ public enum ShellWords {
             case "'":
                 inWord = true
                 var closed = false
-                while let inner = iterator.next() {
+                while let inner = next() {
                     if inner == "'" { closed = true; break }
                     current.append(inner)
                 }
@@ -32,10 +58,10 @@ public enum ShellWords {
             case "\"":
                 inWord = true
                 var closed = false
-                while let inner = iterator.next() {
+                while let inner = next() {
                     if inner == "\"" { closed = true; break }
                     if inner == "\\" {
-                        guard let escaped = iterator.next() else { break }
+                        guard let escaped = next() else { break }
                         if !"\"\\$`".contains(escaped) { current.append("\\") }
                         current.append(escaped)
                     } else {
@@ -44,7 +70,7 @@ public enum ShellWords {
                 }
                 guard closed else { throw ParseError(description: "unterminated double quote") }
             case "\\":
-                guard let escaped = iterator.next() else { throw ParseError(description: "a backslash ends the line") }
+                guard let escaped = next() else { throw ParseError(description: "a backslash ends the line") }
                 // Backslash-newline is a line continuation: it adds nothing, not even an empty word.
                 if escaped != "\n" && escaped != "\r\n" {
                     inWord = true
