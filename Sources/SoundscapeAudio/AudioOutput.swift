@@ -62,7 +62,7 @@ public struct OutputConfiguration: Sendable {
     /// Requested quantum (`node.latency`, frames at 48 kHz). A background loop
     /// needs no low latency, and a large quantum means few wake-ups; the server
     /// caps it at `clock.max-quantum`.
-    public var latencyFrames = 2048
+    public var latencyFrames = Settings.latencyFrames.defaultValue
     /// Frames read ahead per voice (2^15 ≈ 0.68 s, 256 KiB), refilled when half
     /// empty: from the PCM cache on the data thread right after a cycle, which
     /// needs little slack; by the loop thread while a voice still decodes, with

@@ -22,13 +22,13 @@ public enum Daemon {
     /// Events a subscriber may fall behind before it is dropped.
     static let subscriberQueueLimit = 256
 
-    /// Runs with `settings`, made from `commandLine` (kept for reloads). `signals`
+    /// Runs with `settings`, made from the setting flags `flags` (kept for reloads). `signals`
     /// carries the requests the main thread makes of SIGTERM/SIGINT (shutdown)
     /// and SIGHUP (reload). The sockets and the signer's pipes share the event
     /// loop Swift concurrency runs on when `EventLoopConcurrency` is installed,
     /// else get a one-thread group of their own.
     public static func run(
-        settings: DaemonSettings, commandLine: CommandLineOptions, environment: [String: String],
+        settings: DaemonSettings, flags: SettingValues, environment: [String: String],
         executablePath: String, signals: DaemonSignals
     ) async throws {
         let options = settings
@@ -102,7 +102,7 @@ public enum Daemon {
             await PlayerHealth.firstAnswer(within: .seconds(2)) { await player.ping() } ?? false
         }
         let reloader = Reloader(
-            settings: settings, commandLine: commandLine, environment: environment,
+            settings: settings, flags: flags, environment: environment,
             executablePath: executablePath, player: player, output: output, systemd: systemd,
             logger: Logger(label: "soundscaped.reload"), makeSignerHost: makeSignerHost)
 

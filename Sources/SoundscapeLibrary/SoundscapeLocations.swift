@@ -16,6 +16,12 @@ extension SoundscapeCatalog.Locations {
             user: userDirectory(environment: environment))
     }
 
+    /// Where the signer-down cue is: beside the built-in soundscapes, in `cues/`
+    /// (a directory the catalog does not list).
+    public var signerDownCuePath: String? {
+        builtin.map { FileSystem.join($0, "cues/signer-down.opus") }
+    }
+
     public static func userDirectory(environment: [String: String]) -> String? {
         if let dataHome = environment["XDG_DATA_HOME"], dataHome.hasPrefix("/") {
             return dataHome + "/soundscaped/soundscapes"

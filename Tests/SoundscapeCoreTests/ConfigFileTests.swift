@@ -33,12 +33,12 @@ import SoundscapeCore
 
             """
         var expected = ConfigFile()
-        expected.signerCommand = ["/usr/bin/my-signer", "--relay", "wss://relay.example", "--verbose"]
-        expected.signerDirectory = "/home/me/signer"
-        expected.signerEnvironment = ["RUST_LOG": "debug", "SIGNER_PROFILE": "main", "EMPTY": "", "WITH_EQUALS": "a=b c"]
-        expected.signerKeepRunning = true
-        expected.signerStopTimeout = .milliseconds(2500)
-        expected.signerLivenessTimeout = .seconds(30)
+        expected.values.set(Settings.signerCommand, ["/usr/bin/my-signer", "--relay", "wss://relay.example", "--verbose"])
+        expected.values.set(Settings.signerDirectory, "/home/me/signer")
+        expected.values.set(Settings.signerEnvironment, ["RUST_LOG": "debug", "SIGNER_PROFILE": "main", "EMPTY": "", "WITH_EQUALS": "a=b c"])
+        expected.values.set(Settings.signerKeepRunning, true)
+        expected.values.set(Settings.signerStopTimeout, .milliseconds(2500))
+        expected.values.set(Settings.signerLivenessTimeout, .seconds(30))
         #expect(try ConfigFile(parsing: text) == expected)
     }
 
@@ -55,13 +55,13 @@ import SoundscapeCore
             interruption-roles = Communication, Phone  # media.role values
             """
         let config = try ConfigFile(parsing: text)
-        #expect(config.signerCommand == ["/usr/bin/my-signer", "--relay", "wss://relay.example", "--verbose"])
-        #expect(config.signerDirectory == "/home/me/signer")
-        #expect(config.signerEnvironment == ["RUST_LOG": "info"])
-        #expect(config.signerKeepRunning == false)
-        #expect(config.signerStopTimeout == .seconds(5))
-        #expect(config.signerCrashLimit == 5)
-        #expect(config.interruptionRoles == ["Communication", "Phone"])
+        #expect(config.values[Settings.signerCommand] == ["/usr/bin/my-signer", "--relay", "wss://relay.example", "--verbose"])
+        #expect(config.values[Settings.signerDirectory] == "/home/me/signer")
+        #expect(config.values[Settings.signerEnvironment] == ["RUST_LOG": "info"])
+        #expect(config.values[Settings.signerKeepRunning] == false)
+        #expect(config.values[Settings.signerStopTimeout] == .seconds(5))
+        #expect(config.values[Settings.signerCrashLimit] == 5)
+        #expect(config.values[Settings.interruptionRoles] == ["Communication", "Phone"])
     }
 
     @Test func aHashInsideAWordIsPartOfTheValueAndBackslashHashIsLiteral() throws {
@@ -71,16 +71,16 @@ import SoundscapeCore
             signer-env = CHANNEL=\\#general # and a comment
             """
         let config = try ConfigFile(parsing: text)
-        #expect(config.signerCommand == ["my-signer", "--relay", "wss://relay.example/#main", "--tag", "#1", "--note=a # b"])
-        #expect(config.signerDirectory == "/home/me/signer#2")
-        #expect(config.signerEnvironment == ["CHANNEL": "#general"])
+        #expect(config.values[Settings.signerCommand] == ["my-signer", "--relay", "wss://relay.example/#main", "--tag", "#1", "--note=a # b"])
+        #expect(config.values[Settings.signerDirectory] == "/home/me/signer#2")
+        #expect(config.values[Settings.signerEnvironment] == ["CHANNEL": "#general"])
     }
 
     @Test func aCommentIsNeverKeptInAValue() throws {
         // The example docs/signer.md once showed: refused, and worse, a comment kept in a path.
         let config = try ConfigFile(parsing: "signer-directory = /home/me/signer      # working directory (absolute)\n")
-        #expect(config.signerDirectory == "/home/me/signer")
-        #expect(try ConfigFile(parsing: "signer-keep-running = false # see below\n").signerKeepRunning == false)
+        #expect(config.values[Settings.signerDirectory] == "/home/me/signer")
+        #expect(try ConfigFile(parsing: "signer-keep-running = false # see below\n").values[Settings.signerKeepRunning] == false)
     }
 
     /// Every ini example in README.md and docs/ parses, so a documented example can never break again.
@@ -130,12 +130,12 @@ import SoundscapeCore
 
     @Test func theDocumentedKeysAreKnown() {
         #expect(
-            Set(ConfigFile.keys).isSuperset(of: [
+            Set(Settings.fileKeys).isSuperset(of: [
                 "signer-command", "signer-directory", "signer-env",
                 "signer-keep-running", "signer-stop-timeout",
                 "signer-liveness-timeout",
             ]))
-        #expect(Set(ConfigFile.keys).count == ConfigFile.keys.count)
+        #expect(Set(Settings.fileKeys).count == Settings.fileKeys.count)
     }
 
     @Test(arguments: [
@@ -143,7 +143,7 @@ import SoundscapeCore
         ("false", false), ("no", false), ("OFF", false), ("0", false),
     ])
     func booleans(text: String, value: Bool) throws {
-        #expect(try ConfigFile(parsing: "signer-keep-running = \(text)").signerKeepRunning == value)
+        #expect(try ConfigFile(parsing: "signer-keep-running = \(text)").values[Settings.signerKeepRunning] == value)
     }
 
     @Test(arguments: [
@@ -151,15 +151,15 @@ import SoundscapeCore
         ("0.001", .milliseconds(1)), ("86400", .seconds(86_400)), ("30.0", .seconds(30)),
     ])
     func seconds(text: String, duration: Duration) throws {
-        #expect(try ConfigFile.seconds(text, key: "k", line: 1) == duration)
-        #expect(try ConfigFile(parsing: "signer-stop-timeout = \(text)").signerStopTimeout == duration)
-        #expect(try ConfigFile(parsing: "signer-liveness-timeout = \(text)").signerLivenessTimeout == duration)
+        #expect(try SettingParsers.seconds(text, "k", SettingContext()) == duration)
+        #expect(try ConfigFile(parsing: "signer-stop-timeout = \(text)").values[Settings.signerStopTimeout] == duration)
+        #expect(try ConfigFile(parsing: "signer-liveness-timeout = \(text)").values[Settings.signerLivenessTimeout] == duration)
     }
 
     // MARK: Errors name their line
 
     @Test(arguments: [
-        ("signer-comand = x", 1, "unknown key 'signer-comand'"),
+        ("signer-comand = x", 1, "unknown key 'signer-comand' (did you mean 'signer-command'?)"),
         ("\n# c\n\nsigner-user = me", 4, "unknown key 'signer-user'"),
         ("= x", 1, "unknown key ''"),
         ("signer-command /bin/signer", 1, "expected 'key = value', got 'signer-command /bin/signer'"),
@@ -175,12 +175,12 @@ import SoundscapeCore
         ("\nsigner-command = \"b", 2, "signer-command: unterminated double quote"),
         ("signer-command = a \\", 1, "signer-command: a backslash ends the line"),
         ("signer-directory = signer", 1, "signer-directory must be an absolute path"),
-        ("signer-directory = ~/signer", 1, "signer-directory must be an absolute path"),
+        ("signer-directory = ~/signer", 1, "signer-directory: '~/signer' starts with ~, but HOME is not set to expand it"),
         ("signer-directory = $HOME/signer", 1, "signer-directory must be an absolute path"),
         ("signer-directory =", 1, "signer-directory must be an absolute path"),
-        ("signer-env = A=1\nsigner-env = 1X=2", 2, "'1X' is not a valid environment variable name"),
-        ("signer-env = A-B=1", 1, "'A-B' is not a valid environment variable name"),
-        ("signer-env = A B=1", 1, "'A B' is not a valid environment variable name"),
+        ("signer-env = A=1\nsigner-env = 1X=2", 2, "signer-env: '1X' is not a valid environment variable name"),
+        ("signer-env = A-B=1", 1, "signer-env: 'A-B' is not a valid environment variable name"),
+        ("signer-env = A B=1", 1, "signer-env: 'A B' is not a valid environment variable name"),
         ("signer-env = =x", 1, "signer-env expects NAME=VALUE"),
         ("signer-env = NOVALUE", 1, "signer-env expects NAME=VALUE"),
         ("signer-env =", 1, "signer-env expects NAME=VALUE"),
@@ -204,13 +204,9 @@ import SoundscapeCore
         #expect(error.message == "\(key) expects a number of seconds (0.001 ≤ s ≤ 86400), got '\(value)'")
     }
 
-    @Test func secondsErrorCarriesTheGivenKeyAndLine() {
-        do {
-            _ = try ConfigFile.seconds("0", key: "signer-stop-timeout", line: 7)
-            Issue.record("0 s was accepted")
-        } catch {
-            #expect(error.line == 7)
-            #expect(error.description == "line 7: signer-stop-timeout expects a number of seconds (0.001 ≤ s ≤ 86400), got '0'")
+    @Test func secondsErrorsNameTheSettingTheyAreGiven() {
+        #expect(throws: SettingError("signer-stop-timeout expects a number of seconds (0.001 ≤ s ≤ 86400), got '0'")) {
+            try SettingParsers.seconds("0", "signer-stop-timeout", SettingContext())
         }
     }
 
@@ -222,14 +218,14 @@ import SoundscapeCore
     @Test
     func secondsThatRoundToZeroAreRefused() {
         // A zero liveness timeout would declare the signer hung on every tick.
-        #expect(throws: ConfigFile.ParseError.self) { try ConfigFile.seconds("0.0004", key: "k", line: 1) }
+        #expect(throws: SettingError.self) { try SettingParsers.seconds("0.0004", "k", SettingContext()) }
     }
 
     @Test
     func crlfLineEndingsAreLineEndings() throws {
         var expected = ConfigFile()
-        expected.signerCommand = ["/bin/signer"]
-        expected.signerKeepRunning = true
+        expected.values.set(Settings.signerCommand, ["/bin/signer"])
+        expected.values.set(Settings.signerKeepRunning, true)
         #expect(try ConfigFile(parsing: "signer-command = /bin/signer\r\nsigner-keep-running = true\r\n") == expected)
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import SoundscapeCore
+import Synchronization
 
 /// The config file's keys that make real signers run as they are and check their
 /// health (signer-stdin, -stop-signal, -type, -restart-max-delay, -crash-limit 0,
@@ -22,17 +23,18 @@ import SoundscapeCore
             signer-start-grace = 20
             """
         let config = try ConfigFile(parsing: text)
-        #expect(config.signerStdin == .file("/home/me/.config/bifrost/passphrase"))
-        #expect(config.signerStopSignal == .int)
-        #expect(config.signerType == .notify)
-        #expect(config.signerRestartMaxDelay == .seconds(300))
-        #expect(config.signerCrashLimit == 0)
-        #expect(config.signerHealthCommand == ["sh", "-c", "curl -fsS http://127.0.0.1:8002/api/status | jq -e .health.isConnected"])
-        #expect(config.signerHealthInterval == .milliseconds(2500))
-        #expect(config.signerHealthTimeout == .seconds(1))
-        #expect(config.signerHealthRetries == 5)
-        #expect(config.signerRestartOnUnhealthy == false)
-        #expect(config.signerStartGrace == .seconds(20))
+        #expect(config.values[Settings.signerStdin] == .file("/home/me/.config/bifrost/passphrase"))
+        #expect(config.values[Settings.signerStopSignal] == .int)
+        #expect(config.values[Settings.signerType] == .notify)
+        #expect(config.values[Settings.signerRestartMaxDelay] == .seconds(300))
+        #expect(config.values[Settings.signerCrashLimit] == 0)
+        #expect(
+            config.values[Settings.signerHealthCommand] == ["sh", "-c", "curl -fsS http://127.0.0.1:8002/api/status | jq -e .health.isConnected"])
+        #expect(config.values[Settings.signerHealthInterval] == .milliseconds(2500))
+        #expect(config.values[Settings.signerHealthTimeout] == .seconds(1))
+        #expect(config.values[Settings.signerHealthRetries] == 5)
+        #expect(config.values[Settings.signerRestartOnUnhealthy] == false)
+        #expect(config.values[Settings.signerStartGrace] == .seconds(20))
     }
 
     @Test(arguments: [
@@ -40,7 +42,7 @@ import SoundscapeCore
         ("file:/a b/c#d", .file("/a b/c#d")),
     ])
     func stdinValues(text: String, expected: SignerStdin) throws {
-        #expect(try ConfigFile(parsing: "signer-stdin = \(text)").signerStdin == expected)
+        #expect(try ConfigFile(parsing: "signer-stdin = \(text)").values[Settings.signerStdin] == expected)
         #expect(SignerStdin(parsing: text)?.description == text)
     }
 
@@ -74,22 +76,25 @@ import SoundscapeCore
     }
 
     @Test func aStdinFileIsCheckedWhenAskedAndItsProblemNamesTheLine() throws {
-        var asked: [String] = []
+        let asked = Mutex<[String]>([])
         let ok = try ConfigFile(
             parsing: "signer-stdin = file:/ok",
-            checkFile: {
-                asked.append($0); return nil
-            })
-        #expect(ok.signerStdin == .file("/ok"))
-        #expect(asked == ["/ok"])
+            context: SettingContext(checkSecretFile: { path in
+                asked.withLock { $0.append(path) }
+                return nil
+            }))
+        #expect(ok.values[Settings.signerStdin] == .file("/ok"))
+        #expect(asked.withLock { $0 } == ["/ok"])
         _ = try ConfigFile(
             parsing: "signer-stdin = null",
-            checkFile: {
-                asked.append($0); return "never"
-            })
-        #expect(asked == ["/ok"], "only a file is checked")
+            context: SettingContext(checkSecretFile: { path in
+                asked.withLock { $0.append(path) }
+                return "never"
+            }))
+        #expect(asked.withLock { $0 } == ["/ok"], "only a file is checked")
         do {
-            _ = try ConfigFile(parsing: "# passphrase\nsigner-stdin = file:/p", checkFile: { _ in "it is not a regular file" })
+            _ = try ConfigFile(
+                parsing: "# passphrase\nsigner-stdin = file:/p", context: SettingContext(checkSecretFile: { _ in "it is not a regular file" }))
             Issue.record("a file with a problem was taken")
         } catch {
             #expect(error.description == "line 2: signer-stdin file:/p: it is not a regular file")
@@ -147,11 +152,11 @@ import SoundscapeCore
                 return String(words[1])
             })
         #expect(taken == Set(tested.keys), "scripts/check-package runs \(taken.sorted()), docs/signer.md marks \(tested.keys.sorted())")
-        #expect(tested["bifrost-host"]?.signerStopSignal == .int)
-        #expect(tested["passphrase-stdin"]?.signerStdin == .file("/home/me/.config/my-signer/passphrase"))
-        #expect(tested["nip46-bunker"]?.signerStdin == .null)
+        #expect(tested["bifrost-host"]?.values[Settings.signerStopSignal] == .int)
+        #expect(tested["passphrase-stdin"]?.values[Settings.signerStdin] == .file("/home/me/.config/my-signer/passphrase"))
+        #expect(tested["nip46-bunker"]?.values[Settings.signerStdin] == .null)
         #expect(
-            tested["igloo-server"]?.signerHealthCommand
+            tested["igloo-server"]?.values[Settings.signerHealthCommand]
                 == ["sh", "-c", "curl -fsS http://127.0.0.1:8002/api/status | jq -e .health.isConnected"])
     }
 
@@ -161,7 +166,7 @@ import SoundscapeCore
             "signer-health-interval", "signer-health-timeout", "signer-health-retries",
             "signer-restart-on-unhealthy", "signer-start-grace",
         ] {
-            #expect(ConfigFile.keys.contains(key), "\(key)")
+            #expect(Settings.fileKeys.contains(key), "\(key)")
         }
         let error = try #require(ConfigFileTests.error(parsing: "signer-stop-signal = INT\nsigner-stop-signal = TERM"))
         #expect(error.description == "line 2: 'signer-stop-signal' is set twice")

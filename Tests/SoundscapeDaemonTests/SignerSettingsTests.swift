@@ -16,25 +16,26 @@ import Testing
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     }
 
-    func resolve(_ build: (inout CommandLineOptions) -> Void, config: String? = nil) throws(ConfigurationError) -> DaemonSettings {
-        var options = CommandLineOptions()
-        options.socket = directory + "/control.sock"
-        options.stateDirectory = directory + "/state"
+    /// The settings from these flags and, if given, this config file.
+    func resolve(_ flags: [String], config: String? = nil) throws -> DaemonSettings {
+        var arguments = ["--socket", directory + "/control.sock", "--state-dir", directory + "/state"] + flags
         if let config {
             let path = directory + "/soundscaped.conf"
             #expect(FileManager.default.createFile(atPath: path, contents: Data(config.utf8)))
-            options.config = path
+            arguments += ["--config", path]
         }
-        build(&options)
-        return try DaemonSettings.resolve(options, environment: ["HOME": directory], executablePath: "/usr/bin/soundscaped")
+        let environment = ["HOME": directory]
+        let parsed = try CommandLineSettings.parse(arguments, context: DaemonSettings.context(environment: environment))
+        return try DaemonSettings.resolve(flags: parsed, environment: environment, executablePath: "/usr/bin/soundscaped")
     }
 
-    func error(_ build: (inout CommandLineOptions) -> Void, config: String? = nil) -> String? {
+    /// What resolving fails with (nil: it did not fail).
+    func error(_ flags: [String], config: String? = nil) -> String? {
         do {
-            _ = try resolve(build, config: config)
+            _ = try resolve(flags, config: config)
             return nil
         } catch {
-            return error.description
+            return "\(error)"
         }
     }
 
@@ -47,139 +48,148 @@ import Testing
 
     @Test func everyFlagIsTaken() throws {
         let passphrase = file("passphrase", mode: 0o600)
-        let settings = try resolve { options in
-            options.signerCommand = "/usr/bin/igloo-server --port 8002"
-            options.signerStdin = "file:\(passphrase)"
-            options.signerStopSignal = "INT"
-            options.signerType = "notify"
-            options.signerRestartMaxDelay = "120"
-            options.signerCrashLimit = "0"
-            options.signerHealthCommand = "sh -c 'curl -fsS http://127.0.0.1:8002/api/status | jq -e .health.isConnected'"
-            options.signerHealthInterval = "15"
-            options.signerHealthTimeout = "3"
-            options.signerHealthRetries = "4"
-            options.signerRestartOnUnhealthy = "false"
-            options.signerStartGrace = "30"
-        }
+        let settings = try resolve([
+            "--signer-command", "true --port 8002", "--signer-stdin", "file:\(passphrase)", "--signer-stop-signal", "INT",
+            "--signer-type", "notify", "--signer-restart-max-delay", "120", "--signer-crash-limit", "0",
+            "--signer-health-command", "sh -c 'curl -fsS http://127.0.0.1:8002/api/status | jq -e .health.isConnected'",
+            "--signer-health-interval", "15", "--signer-health-timeout", "3", "--signer-health-retries", "4",
+            "--signer-restart-on-unhealthy", "false", "--signer-start-grace", "30",
+        ])
         let signer = try #require(settings.signer)
+        #expect(signer.command == ["true", "--port", "8002"])
         #expect(signer.stdin == .file(passphrase))
-        #expect(signer.stopSignal == .int)
-        #expect(signer.type == .notify)
-        #expect(signer.restartMaximumDelay == .seconds(120))
-        #expect(signer.crashLoopLimit == 0)
-        #expect(signer.startGrace == .seconds(30))
-        let check = try #require(signer.healthCheck)
-        #expect(check.command == ["sh", "-c", "curl -fsS http://127.0.0.1:8002/api/status | jq -e .health.isConnected"])
-        #expect(check.interval == .seconds(15))
-        #expect(check.timeout == .seconds(3))
-        #expect(check.retries == 4)
-        #expect(!check.restartOnUnhealthy)
+        #expect(signer.machine.stopSignal == .int)
+        #expect(signer.machine.type == .notify)
+        #expect(signer.machine.backoffMaximum == .seconds(120))
+        #expect(signer.machine.crashLoopLimit == 0)
+        #expect(signer.machine.startGrace == .seconds(30))
+        #expect(signer.healthCommand == ["sh", "-c", "curl -fsS http://127.0.0.1:8002/api/status | jq -e .health.isConnected"])
+        let health = try #require(signer.machine.health)
+        #expect(health.interval == .seconds(15))
+        #expect(health.timeout == .seconds(3))
+        #expect(health.retries == 4)
+        #expect(!health.restartOnUnhealthy)
     }
 
-    @Test func theDefaults() throws {
-        let signer = try #require(try resolve { $0.signerCommand = "my-signer" }.signer)
+    @Test func theDefaultsAreTheTables() throws {
+        let signer = try #require(try resolve(["--signer-command", "true"]).signer)
         #expect(signer.stdin == .null)
-        #expect(signer.stopSignal == .term)
-        #expect(signer.type == .simple)
-        #expect(signer.restartMaximumDelay == .seconds(60))
-        #expect(signer.crashLoopLimit == 5)
-        #expect(signer.startGrace == .seconds(10))
-        #expect(signer.healthCheck == nil)
+        #expect(signer.machine == SignerMachine.Configuration())
+        #expect(signer.machine.stopSignal == Settings.signerStopSignal.defaultValue)
+        #expect(signer.machine.backoffMaximum == Settings.signerRestartMaxDelay.defaultValue)
+        #expect(signer.machine.crashLoopLimit == Settings.signerCrashLimit.defaultValue)
+        #expect(signer.machine.startGrace == Settings.signerStartGrace.defaultValue)
+        #expect(signer.healthCommand == nil)
+        #expect(signer.machine.health == nil)
     }
 
     @Test func flagsWinOverTheFileAndHealthTimingNeedsACommand() throws {
         let config = """
-            signer-command = my-signer
+            signer-command = true
             signer-stop-signal = SIGHUP
             signer-health-interval = 7
             signer-health-retries = 9
+            signer-env = A=file
+            signer-env = B=file
+            soundscapes-dir = /from/the/file
             """
-        let withoutCommand = try #require(try resolve({ _ in }, config: config).signer)
-        #expect(withoutCommand.stopSignal == .hup)
-        #expect(withoutCommand.healthCheck == nil, "timing alone configures no check")
-        let signer = try #require(
-            try resolve(
-                { options in
-                    options.signerStopSignal = "SIGUSR1"
-                    options.signerHealthCommand = "true"
-                    options.signerHealthRetries = "2"
-                }, config: config
-            ).signer)
-        #expect(signer.stopSignal == .usr1)
-        #expect(signer.healthCheck?.interval == .seconds(7))
-        #expect(signer.healthCheck?.retries == 2)
-    }
-
-    static func set(_ flag: String, to value: String, in options: inout CommandLineOptions) {
-        switch flag {
-        case "stop-signal": options.signerStopSignal = value
-        case "stdin": options.signerStdin = value
-        case "type": options.signerType = value
-        case "crash-limit": options.signerCrashLimit = value
-        case "health-retries": options.signerHealthRetries = value
-        case "restart-on-unhealthy": options.signerRestartOnUnhealthy = value
-        case "health-interval": options.signerHealthInterval = value
-        case "health-timeout": options.signerHealthTimeout = value
-        case "start-grace": options.signerStartGrace = value
-        case "restart-max-delay": options.signerRestartMaxDelay = value
-        case "health-command": options.signerHealthCommand = value
-        default: Issue.record("no flag --signer-\(flag)")
-        }
+        let withoutCommand = try #require(try resolve([], config: config).signer)
+        #expect(withoutCommand.machine.stopSignal == .hup)
+        #expect(withoutCommand.machine.health == nil, "timing alone configures no check")
+        let settings = try resolve(
+            [
+                "--signer-stop-signal", "SIGUSR1", "--signer-health-command", "true", "--signer-health-retries=2",
+                "--signer-env", "B=flag", "--soundscapes-dir", "/from/a/flag",
+            ], config: config)
+        let signer = try #require(settings.signer)
+        #expect(signer.machine.stopSignal == .usr1)
+        #expect(signer.machine.health?.interval == .seconds(7))
+        #expect(signer.machine.health?.retries == 2)
+        #expect(signer.environment == ["A": "file", "B": "flag"], "repeatable: the file's, then the flags'")
+        #expect(settings.soundscapes.extra == ["/from/the/file", "/from/a/flag"])
     }
 
     @Test(arguments: [
-        ("stop-signal", "KILL", "--signer-stop-signal: unknown signal 'KILL'"),
-        ("stdin", "pipe", "--signer-stdin expects events, null or file:PATH"),
-        ("type", "oneshot", "--signer-type expects simple or notify, got 'oneshot'"),
-        ("crash-limit", "-1", "--signer-crash-limit expects a whole number from 0 to 1000, got '-1'"),
-        ("health-retries", "0", "--signer-health-retries expects a whole number from 1 to 100, got '0'"),
-        ("restart-on-unhealthy", "maybe", "--signer-restart-on-unhealthy expects true or false, got 'maybe'"),
-        ("health-interval", "10s", "--signer-health-interval expects a number of seconds"),
-        ("health-timeout", "0", "--signer-health-timeout expects a number of seconds"),
-        ("start-grace", "", "--signer-start-grace expects a number of seconds"),
-        ("restart-max-delay", "x", "--signer-restart-max-delay expects a number of seconds"),
-        ("health-command", "", "--signer-health-command is empty"),
+        ("--signer-stop-signal", "KILL", "--signer-stop-signal: unknown signal 'KILL'"),
+        ("--signer-stdin", "pipe", "--signer-stdin expects events, null or file:PATH"),
+        ("--signer-type", "oneshot", "--signer-type expects simple or notify, got 'oneshot'"),
+        ("--signer-crash-limit", "-1", "--signer-crash-limit expects a whole number from 0 to 1000, got '-1'"),
+        ("--signer-health-retries", "0", "--signer-health-retries expects a whole number from 1 to 100, got '0'"),
+        ("--signer-restart-on-unhealthy", "maybe", "--signer-restart-on-unhealthy expects true or false, got 'maybe'"),
+        ("--signer-health-interval", "10s", "--signer-health-interval expects a number of seconds"),
+        ("--signer-health-timeout", "0", "--signer-health-timeout expects a number of seconds"),
+        ("--signer-start-grace", "", "--signer-start-grace expects a number of seconds"),
+        ("--signer-restart-max-delay", "x", "--signer-restart-max-delay expects a number of seconds"),
+        ("--signer-health-command", "", "--signer-health-command is empty"),
+        ("--cache-size", "-5", "--cache-size expects a whole number from 0 to 1048576"),
+        ("--latency-frames", "16", "--latency-frames expects a whole number from 64 to 8192"),
+        ("--log-level", "loud", "--log-level expects trace, debug, info, notice, warning, error or critical, got 'loud'"),
     ])
     func badFlagsAreNamed(flag: String, value: String, message: String) throws {
-        let problem = try #require(
-            error { options in
-                options.signerCommand = "my-signer"
-                options.signerHealthCommand = "true"
-                Self.set(flag, to: value, in: &options)
-            })
+        let health = flag == "--signer-health-command" ? [] : ["--signer-health-command", "true"]
+        let problem = try #require(error(["--signer-command", "true"] + health + [flag, value]))
         #expect(problem.hasPrefix(message), "\(problem)")
+    }
+
+    /// A mistake is refused where it is made, signer or no signer (issue: a bad stop signal
+    /// flag was taken while no signer was configured, and blamed on a later good file).
+    @Test func everyFlagIsCheckedWithoutASignerToo() {
+        #expect(error(["--signer-stop-signal", "KILL"])?.hasPrefix("--signer-stop-signal: unknown signal 'KILL'") == true)
+        #expect(error(["--signer-health-interval", "10s"])?.hasPrefix("--signer-health-interval expects") == true)
+        #expect(error(["--signer-comand", "true"]) == "unknown option '--signer-comand' (did you mean '--signer-command'?)")
+        #expect(error(["--signer-command"]) == "--signer-command expects a value (\"PROGRAM ARG …\")")
+        #expect(error(["--cache-size", "1", "--cache-size", "2"]) == "--cache-size is given twice")
+        #expect(error(["stray"]) == "unexpected argument 'stray'")
+        #expect(error(["--signer-keep-running=yes"]) == "--signer-keep-running takes no value")
+    }
+
+    @Test func aProgramThatCannotRunIsRefusedWhereItIsNamed() throws {
+        let script = file("signer.sh", mode: 0o600, contents: "#!/bin/sh\n")
+        #expect(
+            error(["--signer-command", "/usr/local/bin/igloo-server-missing"])
+                == "--signer-command: cannot run '/usr/local/bin/igloo-server-missing': no such file or directory")
+        #expect(error(["--signer-command", script]) == "--signer-command: cannot run '\(script)': it is not executable (chmod +x it)")
+        #expect(
+            error(["--signer-command", "no-such-signer-anywhere"])?.hasPrefix(
+                "--signer-command: cannot run 'no-such-signer-anywhere': not found in PATH") == true)
+        let line = try #require(error([], config: "# a signer\nsigner-command = true\nsigner-health-command = /nope/check\n"))
+        #expect(line.hasSuffix("soundscaped.conf: line 3: signer-health-command: cannot run '/nope/check': no such file or directory"), "\(line)")
+        // Relative to the signer's working directory, as the spawn will run it.
+        chmod(script, 0o700)
+        #expect(error(["--signer-command", "./signer.sh", "--signer-directory", directory]) == nil)
+        #expect(error(["--signer-command", "./signer.sh"]) != nil)
+    }
+
+    @Test func aLeadingTildeIsTheHomeDirectory() throws {
+        let script = file("my signer.sh", mode: 0o700, contents: "#!/bin/sh\n")
+        let settings = try resolve([], config: "signer-command = ~/\"my signer.sh\" ~/a '~/b' ~\nsigner-directory = ~/\n")
+        // Quoted, a ~ stays as written, as in a shell.
+        #expect(settings.signer?.command == [script, directory + "/a", "~/b", directory])
+        #expect(settings.signer?.workingDirectory == directory + "/")
+        #expect(
+            error([], config: "signer-command = ~bob/signer\n")?.hasSuffix("'~user' is not expanded: write the path, or quote it to keep the ~")
+                == true)
     }
 
     @Test func aStdinFileIsCheckedWithTheCheckThatFailedNamed() throws {
         let open = file("open", mode: 0o644)
-        let flag = try #require(
-            error {
-                $0.signerCommand = "s"; $0.signerStdin = "file:\(open)"
-            })
-        #expect(flag == "--signer-stdin file:\(open): its group or others have access (mode 0644); chmod 600 it")
-        let line = try #require(error({ _ in }, config: "signer-command = s\nsigner-stdin = file:\(open)\n"))
+        #expect(
+            error(["--signer-command", "true", "--signer-stdin", "file:\(open)"])
+                == "--signer-stdin file:\(open): its group or others have access (mode 0644); chmod 600 it")
+        let line = try #require(error([], config: "signer-command = true\nsigner-stdin = file:\(open)\n"))
         #expect(
             line.hasSuffix("soundscaped.conf: line 2: signer-stdin file:\(open): its group or others have access (mode 0644); chmod 600 it"),
             "\(line)")
+        #expect(error(["--signer-stdin", "file:\(directory)"]) == "--signer-stdin file:\(directory): it is not a regular file")
         #expect(
-            error {
-                $0.signerCommand = "s"; $0.signerStdin = "file:\(directory)"
-            }
-                == "--signer-stdin file:\(directory): it is not a regular file")
-        #expect(
-            error {
-                $0.signerCommand = "s"; $0.signerStdin = "file:\(directory)/missing"
-            }
+            error(["--signer-stdin", "file:\(directory)/missing"])
                 == "--signer-stdin file:\(directory)/missing: cannot open it: No such file or directory")
         // A FIFO is refused without waiting for a writer.
         let fifo = directory + "/fifo"
         #expect(mkfifo(fifo, 0o600) == 0)
-        #expect(
-            error {
-                $0.signerCommand = "s"; $0.signerStdin = "file:\(fifo)"
-            } == "--signer-stdin file:\(fifo): it is not a regular file")
+        #expect(error(["--signer-stdin", "file:\(fifo)"]) == "--signer-stdin file:\(fifo): it is not a regular file")
         // Even without a signer-command, a stdin file in the config file is checked.
-        #expect(error({ _ in }, config: "signer-stdin = file:\(open)\n") != nil)
+        #expect(error([], config: "signer-stdin = file:\(open)\n") != nil)
     }
 
     @Test func theDescriptorGivenToTheSignerIsCheckedToo() throws {
@@ -193,34 +203,32 @@ import Testing
     }
 
     @Test func whatAReloadChangesIsNamed() throws {
-        let old = try resolve { $0.signerCommand = "s" }
-        let new = try resolve { options in
-            options.signerCommand = "s"
-            options.signerStdin = "events"
-            options.signerStopSignal = "INT"
-            options.signerHealthCommand = "true"
-            options.signerStartGrace = "5"
-        }
+        let old = try resolve(["--signer-command", "true"])
+        let new = try resolve([
+            "--signer-command", "true", "--signer-stdin", "events", "--signer-stop-signal", "INT",
+            "--signer-health-command", "true", "--signer-start-grace", "5.5", "--signer-env", "SECRET=hunter2",
+        ])
         let changes = old.changes(to: new)
         #expect(changes.contains("signer-stdin → events (the signer's next start)"))
         #expect(changes.contains("signer-stop-signal → SIGINT (now)"))
-        #expect(changes.contains("signer-health-* (the next probe)"))
-        #expect(changes.contains("signer-start-grace → 5.0 seconds (now)"))
+        #expect(changes.contains("signer-health-command → true (now)"))
+        #expect(changes.contains("signer-start-grace → 5.5 (now)"))
+        #expect(changes.contains("signer-env → SECRET (the signer's next start)"), "names, never values")
+        #expect(!changes.joined().contains("hunter2"))
+        #expect(old.changes(to: old).isEmpty)
+        let none = try resolve([])
+        #expect(none.changes(to: old) == ["a signer host is configured (it starts with the next session, or now if one runs)"])
+        #expect(old.changes(to: none) == ["the signer host is no longer configured (it stops now)"])
     }
 
     @Test func theMachineGetsTheTimingAndThePolicy() throws {
         let signer = try #require(
-            try resolve { options in
-                options.signerCommand = "s"
-                options.signerStopSignal = "QUIT"
-                options.signerType = "notify"
-                options.signerRestartDelay = "2"
-                options.signerRestartMaxDelay = "1"
-                options.signerCrashLimit = "0"
-                options.signerHealthCommand = "true"
-                options.signerHealthRetries = "7"
-            }.signer)
-        let machine = SignerSupervisor.machineConfiguration(for: signer)
+            try resolve([
+                "--signer-command", "true", "--signer-stop-signal", "QUIT", "--signer-type", "notify",
+                "--signer-restart-delay", "2", "--signer-restart-max-delay", "1", "--signer-crash-limit", "0",
+                "--signer-health-command", "true", "--signer-health-retries", "7",
+            ]).signer)
+        let machine = signer.machine
         #expect(machine.stopSignal == .quit)
         #expect(machine.type == .notify)
         #expect(machine.backoffInitial == .seconds(2))

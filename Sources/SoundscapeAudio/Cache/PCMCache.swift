@@ -28,7 +28,7 @@ public final class PCMCache: Sendable {
     static let bytesPerFrame = 8
     /// The default budget: the built-in loops many times over, a 20-minute user
     /// recording, not a 10-hour one (14 GB decoded).
-    public static let defaultBudgetBytes: Int64 = 512 << 20
+    public static let defaultBudgetBytes = Int64(Settings.cacheSize.defaultValue) << 20
     /// Free space a build leaves the file system at least: 5 % of it, and 16 MiB.
     static func reserve(ofFileSystemBytes total: Int64) -> Int64 { max(total / 20, 16 << 20) }
 

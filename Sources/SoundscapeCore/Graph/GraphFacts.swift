@@ -63,11 +63,8 @@ public struct CallDetection: Sendable, Equatable {
     /// `application.process.binary` and `application.name`.
     public var applications: Set<String>
 
-    public static let defaultRoles: Set<String> = ["Communication", "Phone"]
-    public static let defaultApplications: Set<String> = [
-        "baresip", "discord", "element", "jami", "linphone", "mumble", "signal-desktop", "skype",
-        "slack", "teams", "telegram-desktop", "zoom", "zoiper", "microsip", "jitsi",
-    ]
+    public static let defaultRoles = Settings.interruptionRoles.defaultValue
+    public static let defaultApplications = Settings.voipApplications.defaultValue
 
     public init(roles: Set<String> = defaultRoles, applications: Set<String> = defaultApplications) {
         self.roles = roles

@@ -1,4 +1,7 @@
-/// How to run the signer host, from `--signer-*` flags and the config file.
+/// How to run the signer host: what its process gets (command, directory,
+/// environment, stdin, the health command) and, as `machine`, the timing and limits
+/// `SignerMachine` decides with. Both come from the settings (`Settings`), whose
+/// table holds every default.
 public struct SignerConfiguration: Sendable, Equatable {
     /// Program and arguments; the program is looked up in `PATH` when it has no slash.
     public var command: [String]
@@ -7,56 +10,28 @@ public struct SignerConfiguration: Sendable, Equatable {
     public var environment: [String: String]
     /// Keep the signer running while audio is stopped (it still starts on the first `play`).
     public var keepRunningWhenStopped: Bool
-    /// What its standard input is (default: /dev/null, as systemd gives a service).
-    public var stdin: SignerStdin = .null
-    /// Sent to the whole process group first; SIGKILL follows after `stopTimeout`.
-    public var stopSignal: SignerStopSignal = .term
-    /// The stop signal, then SIGKILL to the whole process group after this long.
-    public var stopTimeout: Duration
-    /// If set, the signer must print a `heartbeat` line (or send `WATCHDOG=1`) at least
-    /// this often, or it is treated as hung.
-    public var livenessTimeout: Duration?
-    /// `simple`: ready once spawned; `notify`: ready once it sends `READY=1`.
-    public var type: SignerType = .simple
-    /// First restart delay; it doubles per quick failure up to `restartMaximumDelay`.
-    public var restartDelay: Duration = .seconds(1)
-    public var restartMaximumDelay: Duration = .seconds(60)
-    /// Quick failures in a row before giving up until the next `play`; 0 never gives up.
-    public var crashLoopLimit = 5
+    /// What its standard input is.
+    public var stdin: SignerStdin
     /// A command whose exit status says whether the signer signs; nil: none.
-    public var healthCheck: SignerHealthCheck?
-    /// How long the signer may be not running-and-ready before it counts as down.
-    public var startGrace: Duration = .seconds(10)
+    public var healthCommand: [String]?
+    /// Timing, limits and the health check's rhythm.
+    public var machine: SignerMachine.Configuration
 
-    public init(
-        command: [String], workingDirectory: String? = nil, environment: [String: String] = [:],
-        keepRunningWhenStopped: Bool = false, stopTimeout: Duration = .seconds(5),
-        livenessTimeout: Duration? = nil
-    ) {
-        self.command = command
-        self.workingDirectory = workingDirectory
-        self.environment = environment
-        self.keepRunningWhenStopped = keepRunningWhenStopped
-        self.stopTimeout = stopTimeout
-        self.livenessTimeout = livenessTimeout
+    /// From `values`; nil when no signer command is set.
+    public init?(_ values: SettingValues) {
+        guard let command = values[Settings.signerCommand] else { return nil }
+        self.init(command: command, values: values)
     }
-}
 
-/// `signer-health-command` and its timing.
-public struct SignerHealthCheck: Sendable, Equatable {
-    /// Program and arguments, split like `signer-command`.
-    public var command: [String]
-    /// From the end of one probe to the start of the next.
-    public var interval: Duration = .seconds(10)
-    /// A probe still running this long is killed with its process group, and has failed.
-    public var timeout: Duration = .seconds(5)
-    /// Failures in a row that make the signer unhealthy.
-    public var retries = 3
-    /// Stop and restart an unhealthy signer (with backoff), as a hung one is.
-    public var restartOnUnhealthy = true
-
-    public init(command: [String]) {
+    /// `command` with `values` for the rest (by default, every default).
+    public init(command: [String], values: SettingValues = SettingValues()) {
         self.command = command
+        workingDirectory = values[Settings.signerDirectory]
+        environment = values[Settings.signerEnvironment]
+        keepRunningWhenStopped = values[Settings.signerKeepRunning]
+        stdin = values[Settings.signerStdin]
+        healthCommand = values[Settings.signerHealthCommand]
+        machine = SignerMachine.Configuration(values, healthChecked: healthCommand != nil)
     }
 }
 

@@ -1,35 +1,56 @@
 /// What `SignerMachine` is configured with, what it is told and what it decides.
 extension SignerMachine {
+    /// What the machine decides with: the signer settings' values (`Settings`, which
+    /// hold the defaults), and two constants of the machine's own.
     public struct Configuration: Sendable, Equatable {
-        public var backoffInitial: Duration = .seconds(1)
-        public var backoffMaximum: Duration = .seconds(60)
+        /// The first restart delay after a quick failure; it doubles per further one.
+        public var backoffInitial: Duration
+        public var backoffMaximum: Duration
         /// An instance that stayed up this long resets the backoff and the crash-loop count.
         public var stableAfter: Duration = .seconds(30)
         /// Failures in a row (each quicker than `stableAfter`) before giving up until the
         /// next `play`; 0 never gives up.
-        public var crashLoopLimit = 5
-        public var stopSignal: SignerStopSignal = .term
-        public var stopTimeout: Duration = .seconds(5)
+        public var crashLoopLimit: Int
+        public var stopSignal: SignerStopSignal
+        public var stopTimeout: Duration
         /// Heartbeat lines and `WATCHDOG=1` must come at least this often.
         public var livenessTimeout: Duration?
-        public var type: SignerType = .simple
+        public var type: SignerType
+        /// The health check's rhythm; nil without a health check.
         public var health: HealthConfiguration?
         /// Not running and ready for this long while wanted: down.
-        public var startGrace: Duration = .seconds(10)
+        public var startGrace: Duration
         /// At most one `signerStatus` event per this long.
         public var statusEventInterval: Duration = .seconds(1)
 
-        public init() {}
+        /// From `values` (by default, every default); `healthChecked`: whether a health check is set.
+        public init(_ values: SettingValues = SettingValues(), healthChecked: Bool = false) {
+            backoffInitial = values[Settings.signerRestartDelay]
+            backoffMaximum = max(values[Settings.signerRestartMaxDelay], backoffInitial)
+            crashLoopLimit = values[Settings.signerCrashLimit]
+            stopSignal = values[Settings.signerStopSignal]
+            stopTimeout = values[Settings.signerStopTimeout]
+            livenessTimeout = values[Settings.signerLivenessTimeout]
+            type = values[Settings.signerType]
+            health = healthChecked ? HealthConfiguration(values) : nil
+            startGrace = values[Settings.signerStartGrace]
+        }
     }
 
-    /// The health command's timing (the command itself is the daemon's business).
+    /// The health check's timing (the check itself is the daemon's business).
     public struct HealthConfiguration: Sendable, Equatable {
-        public var interval: Duration = .seconds(10)
-        public var timeout: Duration = .seconds(5)
-        public var retries = 3
-        public var restartOnUnhealthy = true
+        /// From the start of one check to the start of the next.
+        public var interval: Duration
+        public var timeout: Duration
+        public var retries: Int
+        public var restartOnUnhealthy: Bool
 
-        public init() {}
+        public init(_ values: SettingValues = SettingValues()) {
+            interval = values[Settings.signerHealthInterval]
+            timeout = values[Settings.signerHealthTimeout]
+            retries = values[Settings.signerHealthRetries]
+            restartOnUnhealthy = values[Settings.signerRestartOnUnhealthy]
+        }
     }
 
     public enum Input: Sendable, Equatable {

@@ -29,7 +29,8 @@ actor Reloader {
     }
 
     private var settings: DaemonSettings
-    private let commandLine: CommandLineOptions
+    /// The setting flags as given, kept for the daemon's life: a reload reads the file again under them.
+    private let flags: SettingValues
     private let environment: [String: String]
     private let executablePath: String
     private let player: Player
@@ -39,12 +40,12 @@ actor Reloader {
     private let logger: Logger
 
     init(
-        settings: DaemonSettings, commandLine: CommandLineOptions, environment: [String: String],
+        settings: DaemonSettings, flags: SettingValues, environment: [String: String],
         executablePath: String, player: Player, output: PipeWireOutput, systemd: SystemdNotifierService,
         logger: Logger, makeSignerHost: @escaping @Sendable (SignerConfiguration) throws -> SignerHost
     ) {
         self.settings = settings
-        self.commandLine = commandLine
+        self.flags = flags
         self.environment = environment
         self.executablePath = executablePath
         self.player = player
@@ -66,9 +67,9 @@ actor Reloader {
         let new: DaemonSettings
         do {
             // Reading and parsing the file is a disk access: the worker thread's job, not the event loop's.
-            new = try await player.loader.worker.run { [commandLine, environment, executablePath] in
+            new = try await player.loader.worker.run { [flags, environment, executablePath] in
                 Result { () throws(ConfigurationError) in
-                    try DaemonSettings.resolve(commandLine, environment: environment, executablePath: executablePath)
+                    try DaemonSettings.resolve(flags: flags, environment: environment, executablePath: executablePath)
                 }
             }.get()
         } catch {

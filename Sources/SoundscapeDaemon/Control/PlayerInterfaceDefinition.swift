@@ -75,7 +75,7 @@ enum PlayerInterfaceDefinition {
         #   lastExit: how the last instance ended, in words.
         #   name: its program's name, for messages.
         #   health: what its health command last said (unknown without one).
-        #   ready: running, and for signer-type notify it sent READY=1.
+        #   ready: running, and for \(Settings.signerType.key) notify it sent READY=1.
         #   status: its own words, the last STATUS= it sent or the first line a passing
         #     health command printed (one line, at most 200 characters).
         #   health, ready and status are optional: a client must not rely on a daemon sending them.

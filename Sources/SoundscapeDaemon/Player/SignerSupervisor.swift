@@ -55,7 +55,7 @@ final class SignerSupervisor {
         self.now = now
         self.report = report
         probeFailures = RateLimitedLog(burst: 10, per: .seconds(600)) { logger.notice("\($0)") }
-        machine = SignerMachine(configuration: Self.machineConfiguration(for: host.configuration))
+        machine = SignerMachine(configuration: host.configuration.machine)
         _ = sleepDetector.observe(ClockJumpWatch.reading())
         clockWatch = ClockJumpWatch { reading in
             Task { await report(.clock(reading)) }
@@ -66,33 +66,11 @@ final class SignerSupervisor {
         clockWatch?.stop()
     }
 
-    /// The machine's timing, from the host's configuration.
-    static func machineConfiguration(for configuration: SignerConfiguration) -> SignerMachine.Configuration {
-        var machineConfiguration = SignerMachine.Configuration()
-        machineConfiguration.stopSignal = configuration.stopSignal
-        machineConfiguration.stopTimeout = configuration.stopTimeout
-        machineConfiguration.livenessTimeout = configuration.livenessTimeout
-        machineConfiguration.type = configuration.type
-        machineConfiguration.backoffInitial = configuration.restartDelay
-        machineConfiguration.backoffMaximum = max(configuration.restartMaximumDelay, configuration.restartDelay)
-        machineConfiguration.crashLoopLimit = configuration.crashLoopLimit
-        machineConfiguration.startGrace = configuration.startGrace
-        machineConfiguration.health = configuration.healthCheck.map { check in
-            var health = SignerMachine.HealthConfiguration()
-            health.interval = check.interval
-            health.timeout = check.timeout
-            health.retries = check.retries
-            health.restartOnUnhealthy = check.restartOnUnhealthy
-            return health
-        }
-        return machineConfiguration
-    }
-
     /// A reloaded configuration: the process settings apply at the signer's next
     /// start, its timing, limits and health check at once.
     func reconfigure(_ configuration: SignerConfiguration) -> [Effect] {
         host.reconfigure(configuration)
-        return perform(machine.reconfigure(Self.machineConfiguration(for: configuration), now: now()))
+        return perform(machine.reconfigure(configuration.machine, now: now()))
     }
 
     var status: SignerStatus { machine.status }

@@ -60,11 +60,7 @@ final class SoundscapeLoader: Sendable {
         }
     }
 
-    /// Where the signer-down cue is: beside the built-in soundscapes, in `cues/`
-    /// (a directory the catalog does not list).
-    var signerDownCuePath: String? {
-        locations.builtin.map { FileSystem.join($0, "cues/signer-down.opus") }
-    }
+    var signerDownCuePath: String? { locations.signerDownCuePath }
 
     /// Begins opening the signer-down cue on the worker: nil when it is missing or does not open.
     func startLoadingSignerDownCue() -> WorkerThread.Job<SoundscapeData?> {

@@ -119,7 +119,7 @@ final class SignerHost: Sendable {
             // Degrade: the signer runs, only what it would say that way goes unheard.
             logger.error("the signer gets no NOTIFY_SOCKET: \(error)")
         }
-        if let liveness = configuration.livenessTimeout {
+        if let liveness = configuration.machine.livenessTimeout {
             // As systemd's WatchdogSec: sd_watchdog_enabled() reads it (no WATCHDOG_PID: the pid is
             // not known before the spawn, and anything in the group may ping).
             environment["WATCHDOG_USEC"] = "\(liveness.inMicroseconds())"
@@ -152,12 +152,12 @@ final class SignerHost: Sendable {
     /// on a thread of its own.
     func probe(timeout: Duration) async -> SignerProbeResult {
         let (configuration, environment) = settings.withLock { $0 }
-        guard let check = configuration.healthCheck else { return .failed("no health command is configured") }
+        guard let healthCommand = configuration.healthCommand else { return .failed("no health command is configured") }
         return await withCheckedContinuation { continuation in
             BlockingThread.start(stackSize: 256 * 1024) {
                 continuation.resume(
                     returning: SignerProbe.run(
-                        command: check.command, environment: environment,
+                        command: healthCommand, environment: environment,
                         workingDirectory: configuration.workingDirectory,
                         timeout: timeout))
             }

@@ -55,7 +55,7 @@ final class SignerProcess: @unchecked Sendable {
             do {
                 stdinRead = try StdinFile.open(path)
             } catch {
-                throw SpawnError("signer-stdin file:\(path): \(error)")
+                throw SpawnError("\(Settings.signerStdin.key) file:\(path): \(error)")
             }
             closeOnFailure.append(stdinRead)
         }
