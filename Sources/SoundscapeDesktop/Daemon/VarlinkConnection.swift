@@ -6,7 +6,7 @@ import SoundscapeSystem
 /// one connection in the order they came). The bytes and their NUL framing are
 /// `FramedSocket`'s.
 ///
-/// The protocol is ours (docs/protocol.md) and tiny; the companion speaks it
+/// The protocol is ours (README.md, "The control socket") and tiny; the companion speaks it
 /// here rather than through the daemon's NIO-based client so that it needs no
 /// event-loop threads and wakes only when a byte arrives.
 final class VarlinkConnection {

@@ -1,6 +1,6 @@
 """The soak's world: its environment, a private PipeWire graph it can kill and
 start again, and a real systemd user manager that runs the packaged units.
-Used by scripts/soak.py (see there)."""
+Used by scripts/soak.d/soak.py (see there)."""
 import json
 import os
 import signal
@@ -8,6 +8,8 @@ import subprocess
 import sys
 import time
 
+# The checkout (this file is scripts/soak.d/soak_graph.py).
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RELEASE_BIN = os.environ["RELEASE_BIN"]
 WORK = os.environ["SOAK_DIR"]
 RUNTIME = os.path.join(WORK, "runtime")

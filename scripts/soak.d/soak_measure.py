@@ -1,16 +1,20 @@
 """What the soak measures while it runs: the sinks (what was audible when), the
 daemon's events (seq gaps, the signer's state), each daemon life's memory and
-descriptors, and the machine's load. Used by scripts/soak.py (see there)."""
+descriptors, and the machine's load. Used by scripts/soak.d/soak.py (see there)."""
 import json
 import math
 import os
 import struct
 import subprocess
+import sys
 import threading
 import time
 
-from sink_sound import Classifier
-from soak_graph import CTL, ENV, log, now
+from soak_graph import CTL, ENV, ROOT, log, now
+
+# sink_sound.py stays in scripts/, beside scripts/check-bunker.py, which runs it too.
+sys.path.append(os.path.join(ROOT, "scripts"))
+from sink_sound import Classifier  # noqa: E402  (after the path it is found on)
 
 THRESHOLD = 10 ** (-60 / 20)
 

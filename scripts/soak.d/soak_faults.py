@@ -1,5 +1,5 @@
 """The soak's faults: each is injected, then lifted, and the time audio may not
-flow is recorded as a blocking window. Used by scripts/soak.py (see there)."""
+flow is recorded as a blocking window. Used by scripts/soak.d/soak.py (see there)."""
 import os
 import random
 import signal

@@ -2,7 +2,7 @@
 (nostr-sdk 0.37.0's NostrConnectRemoteSigner, Tests/EndToEndTests/Fixtures/nip46)
 on a local relay is the daemon's signer, configured as docs/signer.md's tested
 `nip46-bunker` block says, and a NIP-46 app (sign.py's loop) asks it for a
-signature every second through the whole storm. Used by scripts/soak.py.
+signature every second through the whole storm. Used by scripts/soak.d/soak.py.
 
 What it adds to the soak, two faults:
   signer-stop SIGSTOP of the bunker. Its health check (itself a sign request)
@@ -37,9 +37,8 @@ import signal
 import subprocess
 import time
 
-from soak_graph import ENV, WORK, daemon_status, log, now, wait_for
+from soak_graph import ENV, ROOT, WORK, daemon_status, log, now, wait_for
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NIP46 = os.path.join(ROOT, "Tests/EndToEndTests/Fixtures/nip46")
 # The health check's timings, as scripts/check-package's: a check every 2 s, each at
 # most 2 s, 2 failures in a row: a hung bunker is noticed within 2 × 2 + 2 = 6 s.

@@ -1,6 +1,6 @@
 """The soak's figures, from what was recorded: recoveries, audio uptime (strict,
 and outside recoveries) and where the strict figure's losses went, the longest
-silences, and the verdict. Used by scripts/soak.py (see there)."""
+silences, and the verdict. Used by scripts/soak.d/soak.py (see there)."""
 import bisect
 
 SLOT = 0.01

@@ -5,9 +5,9 @@ private PipeWire graph, under random faults for MINUTES, measured at the sinks.
 Run through scripts/soak, which builds the release and sets up the environment
 (XDG_RUNTIME_DIR of a private graph started by scripts/lib.sh is NOT used: this
 script starts and restarts its own graph, since killing PipeWire is one of the
-faults). The parts: soak_graph.py (the graph and the user manager),
-soak_faults.py (the faults), soak_measure.py (what is recorded while it runs),
-soak_report.py (the figures).
+faults). The parts, beside it in scripts/soak.d/: soak_graph.py (the graph and
+the user manager), soak_faults.py (the faults), soak_measure.py (what is
+recorded while it runs), soak_report.py (the figures).
 
 Faults, one every 10-25 s, in random order:
   pipewire-kill   kill -9 of pipewire and wireplumber; restarted 1 s later, sinks made again
@@ -58,7 +58,7 @@ import time
 
 import soak_signer
 from soak_faults import KINDS, Storm
-from soak_graph import CTL, RUNTIME, SINKS, WORK, Graph, UserManager, daemon_status, log, now, run, wait_for
+from soak_graph import CTL, ROOT, RUNTIME, SINKS, WORK, Graph, UserManager, daemon_status, log, now, run, wait_for
 from soak_measure import EventFollower, Load, Lives, Recorder
 from soak_report import Analysis, verdict
 
@@ -73,11 +73,10 @@ def install_units(config):
     os.makedirs(RUNTIME, mode=0o700, exist_ok=True)
     for path in ("home/.config/systemd/user", "home/.config/soundscaped"):
         os.makedirs(os.path.join(WORK, path), exist_ok=True)
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     units = os.path.join(WORK, "home/.config/systemd/user")
     release_bin = os.environ["RELEASE_BIN"]
     for unit in ("soundscaped.socket", "soundscaped.service"):
-        text = open(os.path.join(root, "packaging", unit)).read().replace("/usr/bin/", release_bin + "/")
+        text = open(os.path.join(ROOT, "packaging", unit)).read().replace("/usr/bin/", release_bin + "/")
         open(os.path.join(units, unit), "w").write(text)
     # The daemon's log, for when a figure needs explaining (the manager has no journal here).
     os.makedirs(os.path.join(units, "soundscaped.service.d"), exist_ok=True)
@@ -88,8 +87,7 @@ def install_units(config):
 
 def example_signer_config():
     """Without --bunker: the example signer host, fed events on stdin."""
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    signer = os.path.join(root, "packaging/examples/example-signer")
+    signer = os.path.join(ROOT, "packaging/examples/example-signer")
     return f"signer-command = {signer}\nsigner-stdin = events\nsigner-liveness-timeout = 30\n"
 
 
