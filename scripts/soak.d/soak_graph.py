@@ -18,6 +18,15 @@ CTL = os.path.join(RELEASE_BIN, "soundscapectl")
 SINKS = ["speaker", "headset"]
 
 
+def daemon_settings():
+    """The daemon's own values, asked of the binary under test (`soundscaped --print-settings
+    --json`: every setting's default, and the player's timings), so the soak never restates them."""
+    out = subprocess.run([os.path.join(RELEASE_BIN, "soundscaped"), "--print-settings", "--json"],
+                         check=True, capture_output=True, text=True).stdout
+    document = json.loads(out)
+    return {entry["key"]: entry.get("default") for entry in document["settings"]}, document["player"]
+
+
 def log(text):
     print(f"[soak {time.strftime('%H:%M:%S')}] {text}", file=sys.stderr, flush=True)
 

@@ -37,7 +37,7 @@ import signal
 import subprocess
 import time
 
-from soak_graph import ENV, ROOT, WORK, daemon_status, log, now, wait_for
+from soak_graph import ENV, ROOT, WORK, daemon_settings, daemon_status, log, now, wait_for
 
 NIP46 = os.path.join(ROOT, "Tests/EndToEndTests/Fixtures/nip46")
 # The health check's timings, as scripts/check-package's: a check every 2 s, each at
@@ -45,17 +45,21 @@ NIP46 = os.path.join(ROOT, "Tests/EndToEndTests/Fixtures/nip46")
 INTERVAL, RETRIES, TIMEOUT = 2.0, 2, 2.0
 TIMINGS = [f"signer-health-interval = {INTERVAL:g}", f"signer-health-retries = {RETRIES}",
            f"signer-health-timeout = {TIMEOUT:g}", "signer-restart-delay = 1", "signer-stop-timeout = 2"]
-START_GRACE = 10.0  # signer-start-grace's default: a signer not running and ready this long is down
+# The daemon's values, from the daemon: signer-start-grace's default (a signer not running
+# and ready this long is down), the switch's crossfade, and the signer-down cue's period (its
+# chime repeats once a loop).
+_DEFAULTS, _PLAYER = daemon_settings()
+START_GRACE = float(_DEFAULTS["signer-start-grace"])
 # How long, at most, signing may be down before the sound must say so: a hung bunker within
 # interval × retries + timeout, a bunker that is gone (killed, or with its daemon) within the
-# start grace (a restart back within it is not worth a cue); then the 0.6 s crossfade and one
+# start grace (a restart back within it is not worth a cue); then the crossfade and one
 # of the app's request periods (the app learns it a request later than the daemon).
-CROSSFADE = 0.6
+CROSSFADE = _PLAYER["crossfadeSeconds"]
 REQUEST_EVERY = 1.0
 REQUEST_TIMEOUT = 2.0
 DETECTION = {"signer-stop": INTERVAL * RETRIES + TIMEOUT, "relay-loss": INTERVAL * RETRIES + TIMEOUT}
 SIGNER_FAULTS = ["signer-stop", "relay-loss"]
-CUE_PERIOD = 5.0  # the cue's chime repeats every 5 s (docs/signer.md)
+CUE_PERIOD = _PLAYER["signerDownCue"]["seconds"]
 # The faults that touch only the audio: they must cost no sign request.
 AUDIO_ONLY = ["pipewire-kill", "pipewire-stop", "sink-loss", "sink-return", "default-switch", "call",
               "wireplumber-crash"]
