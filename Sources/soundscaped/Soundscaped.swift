@@ -45,12 +45,14 @@ struct Soundscaped: AsyncParsableCommand {
     @Argument(parsing: .allUnrecognized, help: .hidden)
     var settingFlags: [String] = []
 
+    /// A malformed command line (an unknown option, a missing value) is a usage error
+    /// (status 64); a value a setting refuses is a configuration error, which `run` reports.
     func validate() throws {
         do {
-            _ = try CommandLineSettings.parse(settingFlags, context: DaemonSettings.context(environment: FileSystem.environment()))
-        } catch {
+            _ = try CommandLineSettings.parse(settingFlags)
+        } catch  where error.isUsage {
             throw ValidationError(error.description)
-        }
+        } catch {}
     }
 
     func run() async throws {

@@ -53,7 +53,7 @@ struct ReloadTests {
 
             try setup.write(Self.signer + "signer-env = STAGE=two\nsigner-stop-timeout = 2\ninterruption-roles = Phone\n")
             let reload = try setup.daemon.must("reload")
-            #expect(reload.stdout.contains("signer-env (the signer's next start)"), "\(reload.stdout)")
+            #expect(reload.stdout.contains("signer-env → STAGE (the signer's next start)"), "\(reload.stdout)")
             #expect(reload.stdout.contains("signer-stop-timeout"), "\(reload.stdout)")
             #expect(reload.stdout.contains("interruption-roles → Phone (now)"), "\(reload.stdout)")
             #expect(try setup.signerPID() == signer, "a reload must not restart a running signer host")

@@ -319,6 +319,27 @@ struct SignerProtocolTests {
             events.stop()
         }
     }
+
+    @Test("a health probe still running when its signer stops is killed with it, not left to its timeout")
+    func probeIsOwned() throws {
+        try PipeWireGraph.withGraph { graph in
+            let probe = "echo $$ > probe.pid; exec sleep 100"
+            let setup = try Setup(
+                graph: graph,
+                daemonArguments: [
+                    "--signer-health-command", "/bin/sh -c '\(probe)'", "--signer-health-interval", "0.2",
+                    "--signer-health-timeout", "60", "--signer-stop-timeout", "1",
+                ])
+            try setup.daemon.must("play")
+            try waitUntil(timeout: .seconds(5), "the first probe to start") { setup.file("probe.pid") != nil }
+            let probePID = try #require(setup.file("probe.pid").flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) })
+            #expect(SignerTests.isAlive(probePID))
+            try setup.daemon.must("stop")
+            try waitUntil(timeout: .seconds(3), "the probe of the stopped signer to be killed (its timeout is 60 s)") {
+                !SignerTests.isAlive(probePID)
+            }
+        }
+    }
 }
 
 /// Path arithmetic for the tests (no Foundation URL juggling for a parent directory).

@@ -135,7 +135,10 @@ import Synchronization
     @Test func theDocumentedSignerConfigsAreTheOnesTheChecksRun() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let page = try String(contentsOf: root.appendingPathComponent("docs/signer.md"), encoding: .utf8)
-        let check = try String(contentsOf: root.appendingPathComponent("scripts/check-package"), encoding: .utf8)
+        // check-package's stages, each a file of scripts/check-package.d.
+        let stages = root.appendingPathComponent("scripts/check-package.d")
+        let check = try FileManager.default.contentsOfDirectory(atPath: stages.path).filter { $0.hasSuffix(".sh") }
+            .map { try String(contentsOf: stages.appendingPathComponent($0), encoding: .utf8) }.joined(separator: "\n")
         var tested: [String: ConfigFile] = [:]
         for part in page.components(separatedBy: "<!-- tested: ").dropFirst() {
             let name = String(part.prefix { $0 != " " })

@@ -226,9 +226,25 @@ import SoundscapeCore
             driver.machine.reconfigure(Self.configuration(interval: .seconds(4)), now: at)
                 == [.scheduleTick(at: at + .seconds(4))])
         #expect(driver.send(.tick, at: at + .seconds(4)) == Self.started(at: at + .seconds(4), interval: .seconds(4)))
-        // Removing it: the verdict goes, the running probe's result is dropped.
-        #expect(driver.machine.reconfigure(D.configuration(), now: at + .seconds(5)) == [])
+        // Removing it: the verdict goes, the running probe is cancelled and its result dropped.
+        #expect(driver.machine.reconfigure(D.configuration(), now: at + .seconds(5)) == [.cancelProbe])
         #expect(driver.send(Self.fail, at: at + .seconds(6)) == [])
         #expect(driver.status.health == .unknown)
+    }
+
+    /// The one stale-fact rule (`SignerInstances`): a probe for an instance that ends is
+    /// cancelled, its late result is dropped, and the next instance's first probe is its own.
+    @Test func aProbeWhoseInstanceEndsIsCancelledAndItsResultIsStale() {
+        var (driver, _) = Self.running(Self.configuration(retries: 1, restart: false))
+        Self.probe(&driver)
+        let exit = driver.send(.exited(.signaled(9)), after: .seconds(1))
+        #expect(exit.contains(.cancelProbe), "\(exit)")
+        // It started again (after the backoff), and then the cancelled probe's failure comes in.
+        driver.send(.tick, after: .seconds(2))
+        driver.send(.spawned(pid: 4), after: .milliseconds(10))
+        #expect(driver.send(Self.fail, after: .milliseconds(10)).isEmpty)
+        #expect(driver.status.health == .unknown, "a result about the instance before says nothing about this one")
+        // The one probe at a time is over: the new instance is probed an interval after it started.
+        #expect(Self.probe(&driver).first == .probe(timeout: .seconds(5)))
     }
 }

@@ -117,6 +117,9 @@ import SoundscapeCore
                     if world.probing { problems.append("a second probe while one runs") }
                     if world.pid == nil || world.terminated { problems.append("a probe without a running instance") }
                     world.probing = true
+                case .cancelProbe:
+                    // The probe runs on until its (stale) result comes back: one at a time still.
+                    if !world.probing { problems.append("a cancel without a probe running") }
                 case .availability(let down, _):
                     if down == world.down { problems.append("availability repeated (down \(down))") }
                     if down, !world.wanted { problems.append("down while not wanted") }

@@ -14,7 +14,7 @@ public enum CommandLineSettings {
             let argument = arguments[index]
             index += 1
             guard argument.hasPrefix("--"), argument.count > 2 else {
-                throw SettingError("unexpected argument '\(argument)'")
+                throw SettingError("unexpected argument '\(argument)'", isUsage: true)
             }
             var name = String(argument.dropFirst(2))
             var inline: String?
@@ -23,20 +23,20 @@ public enum CommandLineSettings {
                 name = String(name[..<equals])
             }
             guard let setting = Settings.named(name) else {
-                throw SettingError("unknown option '--\(name)'\(suggestion(for: name))")
+                throw SettingError("unknown option '--\(name)'\(suggestion(for: name))", isUsage: true)
             }
             if !setting.isRepeatable {
-                guard seen.insert(name).inserted else { throw SettingError("\(setting.flag) is given twice") }
+                guard seen.insert(name).inserted else { throw SettingError("\(setting.flag) is given twice", isUsage: true) }
             }
             let text: String
             if setting.isSwitch {
-                guard inline == nil else { throw SettingError("\(setting.flag) takes no value") }
+                guard inline == nil else { throw SettingError("\(setting.flag) takes no value", isUsage: true) }
                 text = "true"
             } else if let inline {
                 text = inline
             } else {
                 guard index < arguments.endIndex else {
-                    throw SettingError("\(setting.flag) expects a value (\(setting.valueName))")
+                    throw SettingError("\(setting.flag) expects a value (\(setting.valueName))", isUsage: true)
                 }
                 text = arguments[index]
                 index += 1

@@ -87,9 +87,13 @@ public enum SettingEffect: String, Sendable, Equatable, CaseIterable {
 /// A value a setting refuses, in words; whoever parsed it adds the line or the flag.
 public struct SettingError: Error, Sendable, Equatable, CustomStringConvertible {
     public let description: String
+    /// The command line itself is malformed (an unknown option, a missing value), as
+    /// opposed to a value the setting refuses: a usage error, not a configuration one.
+    public let isUsage: Bool
 
-    public init(_ description: String) {
+    public init(_ description: String, isUsage: Bool = false) {
         self.description = description
+        self.isUsage = isUsage
     }
 }
 

@@ -21,7 +21,8 @@ public enum SignerProbeResult: Sendable, Equatable {
 /// - The first pass after that makes it healthy again. A new instance keeps an
 ///   unhealthy verdict (only a pass proves it signs), but not a healthy one (its
 ///   predecessor's pass says nothing about it): that becomes unknown.
-/// - Results of a probe that ran for an instance that has since ended are dropped.
+/// - Results of a probe that ran for an instance that has since ended are dropped
+///   (`SignerInstances`' rule), and such a probe is cancelled when its instance ends.
 struct SignerHealth: Sendable {
     /// What a probe's result means for the machine.
     enum Verdict: Sendable, Equatable {
@@ -37,9 +38,9 @@ struct SignerHealth: Sendable {
     private(set) var check: SignerMachine.HealthConfiguration?
     private(set) var state: SignerStatus.Health = .unknown
     private var failures = 0
-    /// Counts instances; the one running now, while `running`.
-    private var instance = 0
-    private var running = false
+    /// The instance probes are for (the one running now), and the rule for stale results.
+    private var instances = SignerInstances()
+    private var running: Bool { instances.current != nil }
     /// The instance the probe now running was started for.
     private var probing: Int?
     /// When the running instance's next probe is due.
@@ -52,8 +53,7 @@ struct SignerHealth: Sendable {
     var isProbing: Bool { probing != nil }
 
     mutating func instanceStarted(now: ContinuousClock.Instant) -> [SignerMachine.Action] {
-        instance += 1
-        running = true
+        _ = instances.begin()
         failures = 0
         if state == .healthy { state = .unknown }
         guard let check else { return [] }
@@ -62,10 +62,13 @@ struct SignerHealth: Sendable {
         return [.scheduleTick(at: due)]
     }
 
-    /// The instance is being stopped or has exited: no more probes for it.
-    mutating func instanceEnded() {
-        running = false
+    /// The instance is being stopped or has exited: no more probes for it, and one
+    /// running for it is cancelled (its result would be stale).
+    mutating func instanceEnded() -> [SignerMachine.Action] {
+        let probingIt = instances.isCurrent(probing)
+        instances.end()
         dueAt = nil
+        return probingIt ? [.cancelProbe] : []
     }
 
     /// Nobody wants the signer any more: the next session starts with no verdict.
@@ -94,7 +97,7 @@ struct SignerHealth: Sendable {
             state = .unknown
             failures = 0
             dueAt = nil
-            return []
+            return isProbing ? [.cancelProbe] : []
         }
         guard running else { return [] }
         let due = now + new.interval
@@ -106,7 +109,7 @@ struct SignerHealth: Sendable {
     }
 
     mutating func finished(_ result: SignerProbeResult, now: ContinuousClock.Instant) -> ([SignerMachine.Action], Verdict) {
-        let current = running && probing == instance
+        let current = instances.isCurrent(probing)
         probing = nil
         // One that fell due while this one ran (a resume, a new instance) goes now.
         guard current, let check else { return (startIfDue(now: now), .none) }
@@ -139,7 +142,7 @@ struct SignerHealth: Sendable {
 
     private mutating func startIfDue(now: ContinuousClock.Instant) -> [SignerMachine.Action] {
         guard running, let check, probing == nil, let due = dueAt, now >= due else { return [] }
-        probing = instance
+        probing = instances.current
         // Every interval, from this start: a probe that ends in time does not push the next one back.
         let next = now + check.interval
         dueAt = next

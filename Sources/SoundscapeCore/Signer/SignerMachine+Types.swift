@@ -79,8 +79,11 @@ extension SignerMachine {
         case kill
         case scheduleTick(at: ContinuousClock.Instant)
         case emit(EventReason, message: String?)
-        /// Run the health command once, killing its process group after `timeout`.
+        /// Run the health check once, giving up (and killing its process group) after `timeout`.
         case probe(timeout: Duration)
+        /// The probe running is for an instance that is over (or a check no longer
+        /// configured): stop it; its result, if any comes, is stale.
+        case cancelProbe
         /// The down verdict changed (see `SignerDownVerdict`): what the sound follows.
         case availability(down: Bool, reason: String?)
     }

@@ -168,7 +168,7 @@ public struct SignerMachine: Sendable {
             default: nil
             }
         if let errno = instance?.errno { lastExit! += " (it reported errno \(errno))" }
-        health.instanceEnded()
+        actions += health.instanceEnded()
         switch phase {
         case .stopping(let instance, _, .afterFailure(let quick)):
             actions.append(.emit(.signerExited, message: lastExit))
@@ -291,8 +291,8 @@ public struct SignerMachine: Sendable {
         if news?.0 == .signerHung { verdict.hangDetected() }
         let killAt = now + configuration.stopTimeout
         phase = .stopping(instance, killAt: killAt, restart: .afterFailure(quick: quick))
-        health.instanceEnded()
-        var actions: [Action] = news.map { [.emit($0.0, message: $0.1)] } ?? []
+        var actions = health.instanceEnded()
+        actions += news.map { [.emit($0.0, message: $0.1)] } ?? []
         actions += [.terminate(configuration.stopSignal), .scheduleTick(at: killAt)]
         return actions
     }
@@ -335,8 +335,7 @@ public struct SignerMachine: Sendable {
         case (false, .running(let instance)):
             let killAt = now + configuration.stopTimeout
             phase = .stopping(instance, killAt: killAt, restart: .none)
-            health.instanceEnded()
-            return [.terminate(configuration.stopSignal), .scheduleTick(at: killAt)]
+            return health.instanceEnded() + [.terminate(configuration.stopSignal), .scheduleTick(at: killAt)]
         case (false, .stopping(let instance, let killAt, .afterFailure)):
             phase = .stopping(instance, killAt: killAt, restart: .none)
             return []

@@ -150,7 +150,7 @@ final class SignerHost: Sendable {
 
     /// Runs the health command once, with the signer's environment and working directory,
     /// on a thread of its own.
-    func probe(timeout: Duration) async -> SignerProbeResult {
+    func probe(timeout: Duration, cancellation: SignerProbe.Cancellation) async -> SignerProbeResult {
         let (configuration, environment) = settings.withLock { $0 }
         guard let healthCommand = configuration.healthCommand else { return .failed("no health command is configured") }
         return await withCheckedContinuation { continuation in
@@ -159,7 +159,7 @@ final class SignerHost: Sendable {
                     returning: SignerProbe.run(
                         command: healthCommand, environment: environment,
                         workingDirectory: configuration.workingDirectory,
-                        timeout: timeout))
+                        timeout: timeout, cancellation: cancellation))
             }
         }
     }

@@ -16,10 +16,37 @@ enum SignerProbe {
     /// Bytes of each output kept while looking for its first line; the rest is read and dropped.
     static let keptBytes = 4096
 
-    /// Runs `command`; blocks until it has ended (at most about `timeout`).
+    /// What stops a probe before its timeout: its owner no longer wants the answer (the
+    /// instance it checks is over). A pipe, so the run's `poll` sees it; a cancel that comes
+    /// before the run, or after it, is harmless.
+    final class Cancellation: Sendable {
+        private let pipe: (read: Int32, write: Int32)?
+
+        init() {
+            pipe = try? Spawn.pipe()
+        }
+
+        deinit {
+            if let pipe {
+                close(pipe.read)
+                close(pipe.write)
+            }
+        }
+
+        /// The descriptor that becomes readable once cancelled (-1 without one).
+        var descriptor: Int32 { pipe?.read ?? -1 }
+
+        func cancel() {
+            guard let pipe else { return }
+            var byte: UInt8 = 1
+            _ = write(pipe.write, &byte, 1)
+        }
+    }
+
+    /// Runs `command`; blocks until it has ended (at most about `timeout`), or `cancellation` says so.
     static func run(
         command: [String], environment: [String: String], workingDirectory: String?,
-        timeout: Duration
+        timeout: Duration, cancellation: Cancellation? = nil
     ) -> SignerProbeResult {
         guard let program = command.first else { return .failed("the health command is empty") }
         let devNull = open("/dev/null", O_RDWR | O_CLOEXEC)
@@ -56,7 +83,9 @@ enum SignerProbe {
         var errors = Capture()
         let deadline = ContinuousClock.now + timeout
         var timedOut = false
+        var cancelled = false
         var open = [stdout.read, stderr.read]
+        let cancelDescriptor = cancellation?.descriptor ?? -1
         while true {
             let left = deadline - ContinuousClock.now
             if left <= .zero {
@@ -64,6 +93,7 @@ enum SignerProbe {
                 break
             }
             var descriptors = open.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+            descriptors.append(pollfd(fd: cancelDescriptor, events: Int16(POLLIN), revents: 0))
             if exited >= 0 { descriptors.append(pollfd(fd: exited, events: Int16(POLLIN), revents: 0)) }
             // Without a pidfd (a kernel before 5.3) the end of its output stands for its end.
             if exited < 0, open.isEmpty { break }
@@ -73,6 +103,11 @@ enum SignerProbe {
                 break
             }
             if exited >= 0, descriptors.last!.revents != 0 { break }
+            // (poll ignores a negative descriptor: without a cancellation this never fires.)
+            if descriptors[open.count].revents != 0 {
+                cancelled = true
+                break
+            }
             for (index, fd) in open.enumerated().reversed() where descriptors[index].revents != 0 {
                 let more = fd == stdout.read ? output.read(fd) : errors.read(fd)
                 if !more { open.remove(at: index) }
@@ -89,6 +124,9 @@ enum SignerProbe {
         }
         if timedOut {
             return .failed("no answer within \(SignerMachine.seconds(timeout)) s (killed)")
+        }
+        if cancelled {
+            return .failed("cancelled: the instance it checked is over (killed)")
         }
         if status == .exited(code: 0) {
             return .passed(output: output.firstLine)

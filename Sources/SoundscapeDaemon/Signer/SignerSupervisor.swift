@@ -13,6 +13,14 @@ import SoundscapeSystem
 /// It also watches for the machine waking from a suspend (`ClockJumpWatch`,
 /// judged by `SleepDetector`): the machine then probes the signer at once.
 ///
+/// Inputs that carrying out an action raises (a spawn's pid, a spawn that failed)
+/// are never fed to the machine in the middle of its actions: they wait in the
+/// inbox until the actions are done, as `Player.apply` does for its machine.
+///
+/// The health probe is owned: at most one runs, and when the machine says its
+/// instance is over (`.cancelProbe`), or the supervisor retires, it is cancelled
+/// (its process group killed), so no probe outlives what it was checking.
+///
 /// Owned and used by the `Player` actor only (not Sendable).
 final class SignerSupervisor {
     enum Effect: Sendable, Equatable {
@@ -33,7 +41,12 @@ final class SignerSupervisor {
     /// How a running instance's facts reach the player (and so, this supervisor).
     private let report: @Sendable (SignerFact) async -> Void
     private var instance: SignerInstance?
-    private var nextInstanceID = 0
+    /// Numbers the instances, and says which facts are stale (`SignerInstances`).
+    private var instances = SignerInstances()
+    /// Inputs waiting for the actions under way to finish; the one being handled is first.
+    private var inbox: [SignerMachine.Input] = []
+    /// The probe running now, if any: cancelled when its instance ends or on retire.
+    private var probe: (task: Task<Void, Never>, cancellation: SignerProbe.Cancellation)?
     /// With keep-running, the signer stays up once a session has started.
     private var sessionStarted = false
     private var stopWaiters: [CheckedContinuation<Void, Never>] = []
@@ -64,13 +77,14 @@ final class SignerSupervisor {
 
     deinit {
         clockWatch?.stop()
+        cancelProbe()
     }
 
     /// A reloaded configuration: the process settings apply at the signer's next
     /// start, its timing, limits and health check at once.
     func reconfigure(_ configuration: SignerConfiguration) -> [Effect] {
         host.reconfigure(configuration)
-        return perform(machine.reconfigure(configuration.machine, now: now()))
+        return drain(first: machine.reconfigure(configuration.machine, now: now()))
     }
 
     var status: SignerStatus { machine.status }
@@ -87,9 +101,10 @@ final class SignerSupervisor {
         return handle(.setWanted(wanted))
     }
 
-    /// A reload removed the signer host: from now on it is never wanted.
+    /// A reload removed the signer host: from now on it is never wanted, and no probe runs.
     func retire() {
         retired = true
+        cancelProbe()
     }
 
     /// A press of play is a fresh chance for a signer that had given up.
@@ -105,16 +120,18 @@ final class SignerSupervisor {
     func handle(_ fact: SignerFact) -> [Effect] {
         switch fact {
         case .heartbeat(let id):
-            guard id == instance?.id else { return [] }
+            guard instances.isCurrent(id) else { return [] }
             return handle(.heartbeat)
         case .exited(let id, let reason):
-            guard id == instance?.id else { return [] }
+            guard instances.isCurrent(id) else { return [] }
             instance = nil
+            instances.end()
             return handle(.exited(reason))
         case .notify(let id, let notification):
-            guard id == instance?.id else { return [] }
+            guard instances.isCurrent(id) else { return [] }
             return handle(.notify(notification))
         case .probed(let result):
+            probe = nil
             if case .failed(let reason) = result { probeFailures("signer health check failed: \(reason)") }
             return handle(.probeFinished(result))
         case .clock(let reading):
@@ -135,13 +152,19 @@ final class SignerSupervisor {
     private static let warnings: Set<EventReason> = [.signerExited, .signerFailed, .signerHung, .signerUnhealthy, .signerDown]
 
     private func handle(_ input: SignerMachine.Input) -> [Effect] {
-        perform(machine.handle(input, now: now()))
+        inbox.append(input)
+        // An input raised by an action under way waits for the drain that is running.
+        guard inbox.count == 1 else { return [] }
+        return drain(first: [])
     }
 
-    private func perform(_ actions: [SignerMachine.Action]) -> [Effect] {
-        var effects: [Effect] = []
-        for action in actions {
-            effects += perform(action)
+    /// Performs `actions` (a reload's, which is no input), then every input in the inbox
+    /// in turn, each one's actions before the next goes in.
+    private func drain(first actions: [SignerMachine.Action]) -> [Effect] {
+        var effects = actions.flatMap(perform)
+        while let next = inbox.first {
+            effects += machine.handle(next, now: now()).flatMap(perform)
+            inbox.removeFirst()
         }
         if instance == nil, machine.status.state == .stopped || machine.status.state == .failed {
             for waiter in stopWaiters { waiter.resume() }
@@ -150,19 +173,26 @@ final class SignerSupervisor {
         return effects
     }
 
+    private func cancelProbe() {
+        probe?.cancellation.cancel()
+        probe = nil
+    }
+
     private func perform(_ action: SignerMachine.Action) -> [Effect] {
         switch action {
         case .spawn:
-            nextInstanceID += 1
+            let id = instances.begin()
             do {
-                let started = try host.start(instance: nextInstanceID, report: report)
+                let started = try host.start(instance: id, report: report)
                 instance = started
                 logger.info("signer host started", metadata: ["pid": "\(started.pid)"])
-                return handle(.spawned(pid: started.pid))
+                inbox.append(.spawned(pid: started.pid))
             } catch {
+                instances.end()
                 logger.error("cannot start the signer host: \(error)")
-                return handle(.spawnFailed("\(error)"))
+                inbox.append(.spawnFailed("\(error)"))
             }
+            return []
         case .terminate(let signal):
             instance?.signal(signal.number)
             return []
@@ -177,9 +207,14 @@ final class SignerSupervisor {
             }
             return [.emit(reason, message: message)]
         case .probe(let timeout):
+            cancelProbe()
             let host = self.host
             let report = self.report
-            Task { await report(.probed(await host.probe(timeout: timeout))) }
+            let cancellation = SignerProbe.Cancellation()
+            probe = (Task { await report(.probed(await host.probe(timeout: timeout, cancellation: cancellation))) }, cancellation)
+            return []
+        case .cancelProbe:
+            cancelProbe()
             return []
         case .availability(let down, let reason):
             return [.availability(down: down, reason: reason)]
