@@ -156,7 +156,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ], exclude: ["Fixtures"]),
-        .target(name: "TestSupport", dependencies: ["SoundscapeCore", "SoundscapeSystem"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["SoundscapeCore", "SoundscapeSystem", "Varlink"], path: "Tests/TestSupport"),
         .testTarget(
             name: "EndToEndTests", dependencies: ["TestSupport", "SoundscapeCore", "SoundscapeSystem", "Varlink"],
             exclude: ["Fixtures"]),
