@@ -144,7 +144,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ]),
-        .testTarget(name: "SoundscapeStoreTests", dependencies: ["SoundscapeStore", "SoundscapeCore", "SoundscapeSystem"]),
+        .testTarget(name: "SoundscapeStoreTests", dependencies: ["SoundscapeStore", "SoundscapeCore", "SoundscapeSystem"], exclude: ["Fixtures"]),
         .testTarget(name: "SoundscapeAudioTests", dependencies: ["SoundscapeAudio", "SoundscapeLibrary", "SoundscapeSystem"]),
         .testTarget(name: "SoundscapeLibraryTests", dependencies: ["SoundscapeLibrary", "SoundscapeCore", "SoundscapeSystem"]),
         .testTarget(name: "SystemdTests", dependencies: ["SoundscapeDaemon", "SoundscapeSystem"]),
