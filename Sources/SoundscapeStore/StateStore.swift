@@ -242,8 +242,10 @@ public final class StateStore: Sendable {
         """,
         // v6: preferences by name, a row each, as `Preferences` spells them (`names`,
         // `value(named:)`), so a new preference needs no new column. The v2-v5 row in
-        // `preferences` stays: it is read under these rows and never written again, and
-        // an older build opening the file finds it as it left it.
+        // `preferences` stays: it is read under these rows and never written again. An
+        // older build opening the file finds that row as it left it (none in a file this
+        // build created: it then runs with its default preferences), and its changes to it
+        // are not read back here for names that have a row of their own.
         """
         CREATE TABLE IF NOT EXISTS preference_values (
             name TEXT PRIMARY KEY NOT NULL,
