@@ -144,7 +144,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ]),
-        .testTarget(name: "SoundscapeStoreTests", dependencies: ["SoundscapeStore", "SoundscapeSystem"]),
+        .testTarget(name: "SoundscapeStoreTests", dependencies: ["SoundscapeStore", "SoundscapeCore", "SoundscapeSystem"], exclude: ["Fixtures"]),
         .testTarget(name: "SoundscapeAudioTests", dependencies: ["SoundscapeAudio", "SoundscapeLibrary", "SoundscapeSystem"]),
         .testTarget(name: "SoundscapeLibraryTests", dependencies: ["SoundscapeLibrary", "SoundscapeCore", "SoundscapeSystem"]),
         .testTarget(name: "SystemdTests", dependencies: ["SoundscapeDaemon", "SoundscapeSystem"]),
@@ -156,7 +156,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ], exclude: ["Fixtures"]),
-        .target(name: "TestSupport", dependencies: ["SoundscapeCore", "SoundscapeSystem"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["SoundscapeCore", "SoundscapeSystem", "Varlink"], path: "Tests/TestSupport"),
         .testTarget(
             name: "EndToEndTests", dependencies: ["TestSupport", "SoundscapeCore", "SoundscapeSystem", "Varlink"],
             exclude: ["Fixtures"]),

@@ -21,30 +21,6 @@ public struct PersistedState: Sendable, Equatable {
     }
 }
 
-/// The preferences row as stored; the daemon validates it into `Preferences`.
-public struct PersistedPreferences: Sendable, Equatable {
-    public var interruptionMode: String
-    public var duckLevel: Int
-    public var autoResume: Bool
-    public var pinnedSink: String?
-    public var keepAwake: Bool
-    public var notifications: Bool
-    public var signerDownSound: String
-
-    public init(
-        interruptionMode: String, duckLevel: Int, autoResume: Bool, pinnedSink: String?,
-        keepAwake: Bool = false, notifications: Bool = true, signerDownSound: String = "cue"
-    ) {
-        self.interruptionMode = interruptionMode
-        self.duckLevel = duckLevel
-        self.autoResume = autoResume
-        self.pinnedSink = pinnedSink
-        self.keepAwake = keepAwake
-        self.notifications = notifications
-        self.signerDownSound = signerDownSound
-    }
-}
-
 public struct StoreError: Error, Sendable, CustomStringConvertible {
     public let description: String
 }
@@ -185,7 +161,7 @@ public final class StateStore: Sendable {
     }
 
     /// What can still be read of a damaged database, row by row.
-    private static func salvage(path: String) -> (state: PersistedState?, preferences: PersistedPreferences?) {
+    private static func salvage(path: String) -> (state: PersistedState?, preferences: Preferences?) {
         guard let connection = try? openForReading(path: path) else { return (nil, nil) }
         let state = try? readState(connection)
         let preferences = try? readPreferences(connection)
@@ -216,9 +192,17 @@ public final class StateStore: Sendable {
         return nil
     }
 
-    /// Schema versions, applied in order and recorded in `user_version`. Each is
-    /// idempotent (`IF NOT EXISTS`), so a database made by an earlier build that
-    /// kept its own migration table is adopted as it is.
+    /// Schema versions, applied in order and recorded in `user_version`. Each either
+    /// creates what is missing (`IF NOT EXISTS`), so a database made by an earlier build
+    /// that kept its own migration table is adopted as it is, or adds a column that no
+    /// earlier build had, guarded by `user_version` alone.
+    ///
+    /// A file whose `user_version` is beyond these (written by a newer build) is used as
+    /// it is: nothing here runs, `user_version` stays, and the rows are read with
+    /// `SELECT *` and written by column name, so tables and columns this build does not
+    /// know are left alone. That holds as long as every version only adds: a table, or
+    /// a column with a default (an older build's writes must still go through), never
+    /// dropping or renaming what an older build reads or writes.
     static let migrations: [String] = [
         // v1: player state, and a row the health probe rewrites so "writable" is proven by a real write.
         """
@@ -256,6 +240,18 @@ public final class StateStore: Sendable {
         """
         ALTER TABLE preferences ADD COLUMN signer_down_sound TEXT NOT NULL DEFAULT 'cue';
         """,
+        // v6: preferences by name, a row each, as `Preferences` spells them (`names`,
+        // `value(named:)`), so a new preference needs no new column. The v2-v5 row in
+        // `preferences` stays: it is read under these rows and never written again. An
+        // older build opening the file finds that row as it left it (none in a file this
+        // build created: it then runs with its default preferences), and its changes to it
+        // are not read back here for names that have a row of their own.
+        """
+        CREATE TABLE IF NOT EXISTS preference_values (
+            name TEXT PRIMARY KEY NOT NULL,
+            value TEXT NOT NULL,
+            updated_at NOT NULL);
+        """,
     ]
 
     /// The writes the daemon makes while it runs, compiled once at open (`SQLiteConnection.prepare(kept:)`).
@@ -265,15 +261,12 @@ public final class StateStore: Sendable {
         ON CONFLICT(id) DO UPDATE SET volume = excluded.volume, soundscape = excluded.soundscape,
             wants_playing = excluded.wants_playing, paused = excluded.paused, updated_at = excluded.updated_at
         """
+    /// Every preference in one statement (so all or none are written); names this build
+    /// does not know (a newer build's) keep their rows.
     static let savePreferencesSQL = """
-        INSERT INTO preferences (id, interruption_mode, duck_level, auto_resume, pinned_sink,
-            keep_awake, notifications, signer_down_sound, updated_at)
-        VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?)
-        ON CONFLICT(id) DO UPDATE SET interruption_mode = excluded.interruption_mode,
-            duck_level = excluded.duck_level, auto_resume = excluded.auto_resume,
-            pinned_sink = excluded.pinned_sink, keep_awake = excluded.keep_awake,
-            notifications = excluded.notifications, signer_down_sound = excluded.signer_down_sound,
-            updated_at = excluded.updated_at
+        INSERT INTO preference_values (name, value, updated_at)
+        VALUES \(Preferences.names.map { _ in "(?, ?, ?)" }.joined(separator: ", "))
+        ON CONFLICT(name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at
         """
     static let checkWritableSQL = "INSERT OR REPLACE INTO health_probe (id, checked_at) VALUES (1, ?)"
 
@@ -310,7 +303,7 @@ public final class StateStore: Sendable {
     }
 
     /// Saved preferences, or nil when none were ever set.
-    public func loadPreferences() throws(StoreError) -> PersistedPreferences? {
+    public func loadPreferences() throws(StoreError) -> Preferences? {
         do {
             return try open.withLock { (open: inout Open) throws(SQLiteError) in try Self.readPreferences(open.connection) }
         } catch {
@@ -318,7 +311,7 @@ public final class StateStore: Sendable {
         }
     }
 
-    public func save(_ preferences: PersistedPreferences) throws(StoreError) {
+    public func save(_ preferences: Preferences) throws(StoreError) {
         do {
             try open.withLock { [path] (open: inout Open) throws(SQLiteError) in
                 try Self.write(preferences, to: try Self.writable(&open, path: path))
@@ -343,7 +336,7 @@ public final class StateStore: Sendable {
 
     /// `SELECT *`, so a database an older build wrote (a read-only one is never
     /// migrated) reads too: a missing column takes its default.
-    private static func readState(_ connection: SQLiteConnection) throws(SQLiteError) -> PersistedState? {
+    static func readState(_ connection: SQLiteConnection) throws(SQLiteError) -> PersistedState? {
         try connection.execute("SELECT * FROM player_state WHERE id = 1").first.map {
             PersistedState(
                 volume: Int($0["volume"]?.integer ?? 50), soundscape: $0["soundscape"]?.text,
@@ -352,17 +345,37 @@ public final class StateStore: Sendable {
         }
     }
 
-    private static func readPreferences(_ connection: SQLiteConnection) throws(SQLiteError) -> PersistedPreferences? {
-        try connection.execute("SELECT * FROM preferences WHERE id = 1").first.map {
-            PersistedPreferences(
-                interruptionMode: $0["interruption_mode"]?.text ?? "pause",
-                duckLevel: Int($0["duck_level"]?.integer ?? 30),
-                autoResume: ($0["auto_resume"]?.integer ?? 1) != 0,
-                pinnedSink: $0["pinned_sink"]?.text,
-                keepAwake: ($0["keep_awake"]?.integer ?? 0) != 0,
-                notifications: ($0["notifications"]?.integer ?? 1) != 0,
-                signerDownSound: $0["signer_down_sound"]?.text ?? "cue")
+    /// Each preference from its `preference_values` row (v6), or for a name without one, from
+    /// the v2-v5 `preferences` row, whose columns are the names with `_` for `-` and whose
+    /// values `set` takes as they are (integers for `on`/`off` and percentages; NULL: none).
+    /// A value `set` refuses leaves that preference at its default; a name it does not know
+    /// (a newer build's) is passed over. Nil when neither table holds any.
+    static func readPreferences(_ connection: SQLiteConnection) throws(SQLiteError) -> Preferences? {
+        let tables = try connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'").compactMap { $0["name"]?.text }
+        var stored: [String: String] = [:]
+        if tables.contains("preferences"), let row = try connection.execute("SELECT * FROM preferences WHERE id = 1").first {
+            for (column, value) in row where column != "id" && column != "updated_at" {
+                let name = column.replacing("_", with: "-")
+                switch value {
+                case .text(let text): stored[name] = text
+                case .integer(let number): stored[name] = String(number)
+                case .real(let number): stored[name] = String(number)
+                case .null: break
+                }
+            }
         }
+        if tables.contains("preference_values") {
+            for row in try connection.execute("SELECT name, value FROM preference_values") {
+                guard let name = row["name"]?.text else { continue }
+                stored[name] = row["value"]?.text ?? ""
+            }
+        }
+        guard !stored.isEmpty else { return nil }
+        var preferences = Preferences.default
+        for name in Preferences.names {
+            if let value = stored[name] { try? preferences.set(name, to: value) }
+        }
+        return preferences
     }
 
     private static func write(_ state: PersistedState, to connection: SQLiteConnection) throws(SQLiteError) {
@@ -374,15 +387,13 @@ public final class StateStore: Sendable {
             ])
     }
 
-    private static func write(_ preferences: PersistedPreferences, to connection: SQLiteConnection) throws(SQLiteError) {
+    private static func write(_ preferences: Preferences, to connection: SQLiteConnection) throws(SQLiteError) {
+        let now = unixSeconds()
         try connection.execute(
             savePreferencesSQL,
-            [
-                .text(preferences.interruptionMode), .integer(Int64(preferences.duckLevel)),
-                .integer(preferences.autoResume ? 1 : 0), preferences.pinnedSink.map { .text($0) } ?? .null,
-                .integer(preferences.keepAwake ? 1 : 0), .integer(preferences.notifications ? 1 : 0),
-                .text(preferences.signerDownSound), .real(unixSeconds()),
-            ])
+            Preferences.names.flatMap { name -> [SQLiteConnection.Value] in
+                [.text(name), .text(preferences.value(named: name) ?? ""), .real(now)]
+            })
     }
 
     /// Wall-clock seconds, for `updated_at` columns and the name of a damaged file moved aside.

@@ -1,3 +1,5 @@
+import NIOCore
+
 /// A JSON document as plain data.
 ///
 /// Varlink parameters are arbitrary JSON objects; handlers and the CLI need to inspect them
@@ -102,5 +104,21 @@ extension JSONValue: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, Expre
     public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
     public init(dictionaryLiteral elements: (String, JSONValue)...) {
         self = .object(Dictionary(elements, uniquingKeysWith: { _, last in last }))
+    }
+}
+
+extension JSONValue: CustomStringConvertible {
+    /// The value as compact JSON, keys sorted, exactly as ``JSONCoding`` puts it on the wire:
+    /// `{"a":[1,2.5,null]}`, so a log line or a failed expectation shows what a peer would read.
+    /// A number JSON cannot carry (NaN, an infinity) is spelt as Swift spells it.
+    public var description: String {
+        if let encoded = try? JSONCoding.encode(self) { return String(buffer: encoded) }
+        switch self {
+        case .number(let value): return "\(value)"
+        case .array(let items): return "[" + items.map(\.description).joined(separator: ",") + "]"
+        case .object(let members):
+            return "{" + members.sorted { $0.key < $1.key }.map { "\(JSONValue.string($0.key)):\($0.value)" }.joined(separator: ",") + "}"
+        case .null, .bool, .string: return "null"  // always encodable: not reached
+        }
     }
 }

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import TestSupport
+@testable import TestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -167,5 +167,48 @@ struct HarnessSupportTests {
         let ctl = try ProductLocator.soundscapectl()
         #expect(FileManager.default.isExecutableFile(atPath: daemon.path))
         #expect(FileManager.default.isExecutableFile(atPath: ctl.path))
+    }
+
+    // MARK: pw-dump
+
+    /// `pw-dump` parsed through the varlink module's `JSONValue`: ids and ports as integers,
+    /// properties flattened to strings, and the default sink in both of its metadata forms.
+    @Test func parsesAPwDump() throws {
+        let dump = #"""
+            [
+              {"id": 31, "type": "PipeWire:Interface:Client",
+               "info": {"props": {"application.process.id": 4242, "application.name": "soundscaped"}}},
+              {"id": 40, "type": "PipeWire:Interface:Node",
+               "info": {"state": "running", "props": {"node.name": "speaker", "media.class": "Audio/Sink",
+                        "client.id": 31, "node.rate": 0.5, "node.pause-on-idle": false, "object.serial": 1e3,
+                        "audio.position": ["FL", "FR"]}}},
+              {"id": 41, "type": "PipeWire:Interface:Link",
+               "info": {"output-node-id": 42, "output-port-id": 7, "input-node-id": 40, "input-port-id": 8, "state": "active"}},
+              {"id": 0, "type": "PipeWire:Interface:Metadata", "props": {"metadata.name": "default"},
+               "metadata": [
+                 {"subject": 0, "key": "default.audio.sink", "type": "Spa:String:JSON", "value": {"name": "speaker"}},
+                 {"subject": 0, "key": "default.configured.audio.sink", "value": "{ \"name\": \"headset\" }"}]},
+              {"type": "PipeWire:Interface:Node"},
+              {"id": 50.5, "type": "PipeWire:Interface:Node"}
+            ]
+            """#
+        let snapshot = try PipeWireGraph.Snapshot(pwDumpJSON: Data(dump.utf8))
+        #expect(snapshot.nodes.map(\.id) == [40], "an object without an integral id is skipped")
+        let speaker = try #require(snapshot.node(named: "speaker"))
+        #expect(speaker.state == "running" && speaker.clientID == 31)
+        #expect(speaker.props["node.rate"] == "0.5")
+        #expect(speaker.props["node.pause-on-idle"] == "false")
+        #expect(speaker.props["object.serial"] == "1000")
+        #expect(speaker.props["audio.position"] == #"["FL","FR"]"#)
+        #expect(snapshot.sinks.map(\.id) == [40])
+        #expect(snapshot.nodes(ofProcess: 4242).map(\.id) == [40])
+        #expect(snapshot.links.map(\.description) == ["Link(41: 42.7 -> 40.8, active)"])
+        #expect(snapshot.defaultSink == "speaker")
+        #expect(snapshot.configuredDefaultSink == "headset", "metadata JSON stored as a string")
+        #expect(snapshot.rawObjects.count == 6)
+        #expect(
+            PipeWireGraph.metadataName(
+                inMonitorLine: #"update: id:0 key:'default.audio.sink' value:'{"name":"usb"}' type:'Spa:String:JSON'"#)
+                == "usb")
     }
 }

@@ -118,6 +118,43 @@ private typealias Fixtures = InterruptionPolicyTests
         }
     }
 
+    /// Every preference differs from its default here.
+    static let nonDefault = Preferences(
+        interruptionMode: .duck, duckLevel: 12, autoResume: false, pinnedSink: "alsa_output.usb-headset",
+        keepAwake: true, notifications: false, signerDownSound: .silence)
+
+    /// What the state database keeps of preferences is each one's name and `value(named:)`,
+    /// restored through `set`: that must give every value back, and cover every stored property.
+    @Test func everyValueComesBackThroughSet() throws {
+        #expect(Self.nonDefault.changedNames(since: .default) == Preferences.names, "the example must change every preference")
+        #expect(
+            Mirror(reflecting: Preferences.default).children.count == Preferences.names.count,
+            "a stored property without a name is neither settable nor saved")
+        for preferences in [Self.nonDefault, .default] {
+            var restored = Preferences.default == preferences ? Self.nonDefault : Preferences.default
+            for name in Preferences.names {
+                try restored.set(name, to: try #require(preferences.value(named: name)))
+            }
+            #expect(restored == preferences)
+        }
+        #expect(
+            Preferences.names.map { Self.nonDefault.value(named: $0) }
+                == ["duck", "12", "off", "alsa_output.usb-headset", "on", "off", "silence"])
+        #expect(Preferences.names.map { Preferences.default.value(named: $0) } == ["pause", "30", "on", "none", "off", "on", "cue"])
+        #expect(Preferences.default.value(named: "volume") == nil)
+    }
+
+    @Test func changedNamesFollowTheOrderOfNames() {
+        var changed = Self.nonDefault
+        changed.signerDownSound = .keep
+        changed.duckLevel = 13
+        #expect(changed.changedNames(since: Self.nonDefault) == ["duck-level", "signer-down-sound"])
+        #expect(Self.nonDefault.changedNames(since: Self.nonDefault).isEmpty)
+        changed = .default
+        changed.pinnedSink = "none-of-these"
+        #expect(changed.changedNames(since: .default) == ["pinned-sink"])
+    }
+
     @Test func jsonWritesPinnedSinkAsExplicitNull() throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]

@@ -1,3 +1,5 @@
+import Foundation
+import SoundscapeCore
 import Testing
 @testable import SoundscapeDaemon
 
@@ -30,6 +32,38 @@ import Testing
         #expect(idl.hasPrefix("# Control and events of soundscaped"))
         #expect(idl.contains("#   isPlaying: true only while audio really flows to a sink.\n"))
         #expect(idl.contains("# The subscriber fell more than `limit` events behind and was dropped.\nerror SubscriberTooSlow"))
+    }
+
+    /// An event is its own fields and then the whole status, flat: the IDL says so from one list.
+    @Test func anEventCarriesEveryStatusFieldAfterItsOwn() throws {
+        let idl = PlayerInterfaceDefinition.idl
+        let status = try #require(IDLFields.of(type: "Status", in: idl))
+        let event = try #require(IDLFields.of(type: "Event", in: idl))
+        let statusNames = [
+            "state", "isPlaying", "soundscape", "volume", "route", "noSink", "wantsPlaying", "signer", "interruptions",
+            "ducked", "keepAwake",
+        ]
+        #expect(status.map(\.name) == statusNames)
+        #expect(event.map(\.name) == ["seq", "time", "type", "reason", "message", "cause"] + status.map(\.name))
+        #expect(Array(event.suffix(status.count)).map(\.type) == status.map(\.type), "the same types too")
+        #expect(status.first?.type == "(" + PlayerState.allCases.map(\.rawValue).joined(separator: ", ") + ")")
+    }
+
+    /// The IDL names what the daemon sends: every key `PlayerStatus` and `PlayerEvent` encode, and no other.
+    @Test func theIDLNamesEveryFieldTheDaemonSends() throws {
+        let idl = PlayerInterfaceDefinition.idl
+        let status = PlayerStatus(
+            state: .playing, isPlaying: true, soundscape: try #require(SoundscapeID("rain")), volume: Volume(clamping: 37),
+            route: "speaker", wantsPlaying: true)
+        let event = PlayerEvent(
+            seq: 1, time: Timestamp(millisecondsSince1970: 0), type: .player, reason: .started, message: "m", cause: "c",
+            status: status)
+        func keys(_ value: some Encodable) throws -> Set<String> {
+            let object = try JSONSerialization.jsonObject(with: JSONEncoder().encode(value)) as? [String: Any]
+            return Set(try #require(object).keys)
+        }
+        #expect(Set(try #require(IDLFields.of(type: "Status", in: idl)).map(\.name)) == (try keys(status)))
+        #expect(Set(try #require(IDLFields.of(type: "Event", in: idl)).map(\.name)) == (try keys(event)))
     }
 
     /// The rule's checker finds what 255 refuses, and passes what it takes.
@@ -108,5 +142,36 @@ enum IDLComments {
         }
         endWord()
         return result
+    }
+}
+
+/// The fields of one `type` in an IDL, as name and type text (an enum's members in their parentheses).
+enum IDLFields {
+    static func of(type name: String, in idl: String) -> [(name: String, type: String)]? {
+        guard let start = idl.range(of: "\ntype \(name) (") else { return nil }
+        var depth = 1
+        var field = ""
+        var fields: [(name: String, type: String)] = []
+        func endField() {
+            let parts = field.split(separator: ":", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+            if parts.count == 2 { fields.append((parts[0], parts[1])) }
+            field = ""
+        }
+        for c in idl[start.upperBound...] {
+            switch c {
+            case "(": depth += 1
+            case ")": depth -= 1
+            case "," where depth == 1:
+                endField()
+                continue
+            default: break
+            }
+            if depth == 0 {
+                endField()
+                return fields
+            }
+            field.append(c)
+        }
+        return nil
     }
 }

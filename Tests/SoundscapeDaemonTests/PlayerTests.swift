@@ -128,9 +128,7 @@ struct PlayerTests {
     @Test func aSwitchDuringADuckKeepsTheDuckedVolume() async throws {
         let harness = try H(
             saved: PersistedState(volume: 100, soundscape: "rain", wantsPlaying: true),
-            preferences: PersistedPreferences(
-                interruptionMode: "duck", duckLevel: 50, autoResume: true,
-                pinnedSink: nil))
+            preferences: Preferences(interruptionMode: .duck, duckLevel: 50, autoResume: true, pinnedSink: nil))
         try await harness.start()
         harness.output.report(.connected)
         try await harness.output.waitForCall(.play(H.rain, Self.volume(100), .prompt))

@@ -1,4 +1,5 @@
 import Foundation
+import SoundscapeCore
 import Testing
 @testable import SoundscapeStore
 
@@ -93,13 +94,13 @@ import Testing
     @Test func preferencesSurviveReopening() throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let saved = PersistedPreferences(
-            interruptionMode: "duck", duckLevel: 25, autoResume: false, pinnedSink: "headset",
-            keepAwake: true, notifications: false, signerDownSound: "silence")
+        let saved = Preferences(
+            interruptionMode: .duck, duckLevel: 25, autoResume: false, pinnedSink: "headset",
+            keepAwake: true, notifications: false, signerDownSound: .silence)
         do {
             let store = try StateStore(directory: directory)
             #expect(try store.loadPreferences() == nil)
-            try store.save(PersistedPreferences(interruptionMode: "pause", duckLevel: 30, autoResume: true, pinnedSink: nil))
+            try store.save(Preferences.default)
             try store.save(saved)
         }
         #expect(try StateStore(directory: directory).loadPreferences() == saved)
@@ -122,10 +123,10 @@ import Testing
         let store = try StateStore(directory: directory)
         #expect(
             try store.loadPreferences()
-                == PersistedPreferences(
-                    interruptionMode: "duck", duckLevel: 20, autoResume: false,
+                == Preferences(
+                    interruptionMode: .duck, duckLevel: 20, autoResume: false,
                     pinnedSink: nil, keepAwake: false, notifications: true,
-                    signerDownSound: "cue"))
+                    signerDownSound: .cue))
     }
 
     /// Databases written by the GRDB-based builds kept their schema version in
@@ -150,8 +151,8 @@ import Testing
         let store = try StateStore(directory: directory)
         #expect(try store.load() == PersistedState(volume: 42, soundscape: "wind", wantsPlaying: true))
         #expect(store.notices.isEmpty)
-        try store.save(PersistedPreferences(interruptionMode: "ignore", duckLevel: 10, autoResume: true, pinnedSink: nil))
-        #expect(try store.loadPreferences()?.interruptionMode == "ignore", "later migrations ran on the adopted file")
+        try store.save(Preferences(interruptionMode: .ignore, duckLevel: 10, autoResume: true, pinnedSink: nil))
+        #expect(try store.loadPreferences()?.interruptionMode == .ignore, "later migrations ran on the adopted file")
     }
 
     // MARK: Never drop good data
@@ -163,7 +164,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let path = directory + "/" + StateStore.fileName
         let state = PersistedState(volume: 33, soundscape: "wind", wantsPlaying: true, paused: true)
-        let preferences = PersistedPreferences(interruptionMode: "duck", duckLevel: 12, autoResume: false, pinnedSink: "usb")
+        let preferences = Preferences(interruptionMode: .duck, duckLevel: 12, autoResume: false, pinnedSink: "usb")
         do {
             let store = try StateStore(directory: directory)
             try store.save(state)

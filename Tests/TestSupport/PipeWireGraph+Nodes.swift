@@ -1,4 +1,5 @@
 import Foundation
+import Varlink
 #if canImport(Glibc)
 import Glibc
 #endif

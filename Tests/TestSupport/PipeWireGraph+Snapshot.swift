@@ -1,105 +1,10 @@
 import Foundation
+import Varlink
 
 // Types describing what `pw-dump` shows. Nested in `PipeWireGraph` so that
-// generic names (Node, Link, JSONValue) never clash with the product modules.
+// generic names (Node, Link) never clash with the product modules. Its JSON is
+// the one `JSONValue` of the varlink module.
 extension PipeWireGraph {
-    /// Minimal JSON value used to decode `pw-dump` output.
-    public enum JSONValue: Sendable, Hashable, Decodable, CustomStringConvertible {
-        case null
-        case bool(Bool)
-        case number(Double)
-        case string(String)
-        case array([JSONValue])
-        case object([String: JSONValue])
-
-        public init(from decoder: Decoder) throws {
-            let c = try decoder.singleValueContainer()
-            if c.decodeNil() {
-                self = .null
-            } else if let b = try? c.decode(Bool.self) {
-                self = .bool(b)
-            } else if let d = try? c.decode(Double.self) {
-                self = .number(d)
-            } else if let s = try? c.decode(String.self) {
-                self = .string(s)
-            } else if let a = try? c.decode([JSONValue].self) {
-                self = .array(a)
-            } else {
-                self = .object(try c.decode([String: JSONValue].self))
-            }
-        }
-
-        public subscript(key: String) -> JSONValue? {
-            if case .object(let o) = self { return o[key] }
-            return nil
-        }
-
-        public var stringValue: String? {
-            if case .string(let s) = self { return s }
-            return nil
-        }
-
-        public var intValue: Int? {
-            switch self {
-            case .number(let d): return d.rounded() == d ? Int(d) : nil
-            case .string(let s): return Int(s)
-            default: return nil
-            }
-        }
-
-        public var doubleValue: Double? {
-            switch self {
-            case .number(let d): return d
-            case .string(let s): return Double(s)
-            default: return nil
-            }
-        }
-
-        public var boolValue: Bool? {
-            switch self {
-            case .bool(let b): return b
-            case .string(let s): return s == "true" ? true : (s == "false" ? false : nil)
-            default: return nil
-            }
-        }
-
-        public var arrayValue: [JSONValue]? {
-            if case .array(let a) = self { return a }
-            return nil
-        }
-
-        public var objectValue: [String: JSONValue]? {
-            if case .object(let o) = self { return o }
-            return nil
-        }
-
-        /// Flat string form used for property maps: strings as-is, integral
-        /// numbers without a fraction, bools as true/false, containers as JSON.
-        public var flatString: String {
-            switch self {
-            case .null: return "null"
-            case .bool(let b): return b ? "true" : "false"
-            case .number(let d): return d.rounded() == d && abs(d) < 1e15 ? String(Int64(d)) : String(d)
-            case .string(let s): return s
-            case .array, .object: return description
-            }
-        }
-
-        public var description: String {
-            switch self {
-            case .null: return "null"
-            case .bool(let b): return b ? "true" : "false"
-            case .number: return flatString
-            case .string(let s):
-                let escaped = s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
-                return "\"\(escaped)\""
-            case .array(let a): return "[" + a.map(\.description).joined(separator: ", ") + "]"
-            case .object(let o):
-                return "{" + o.keys.sorted().map { "\"\($0)\": \(o[$0]!.description)" }.joined(separator: ", ") + "}"
-            }
-        }
-    }
-
     /// A PipeWire node as seen in `pw-dump`.
     public struct Node: Sendable, Hashable, CustomStringConvertible {
         public var id: Int
@@ -239,9 +144,11 @@ extension PipeWireGraph {
             self.rawObjects = objects
         }
 
+        /// Property maps flattened to strings: strings as they are, anything else as its
+        /// JSON (integral numbers without a fraction, bools as true/false).
         static func flatten(_ value: JSONValue?) -> [String: String] {
             guard let o = value?.objectValue else { return [:] }
-            return o.mapValues(\.flatString)
+            return o.mapValues { $0.stringValue ?? $0.description }
         }
 
         // MARK: Queries

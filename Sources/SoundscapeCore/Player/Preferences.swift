@@ -123,17 +123,29 @@ public struct Preferences: Sendable, Equatable, Codable {
         }
     }
 
+    /// The value of the preference `name` as `set(name, to:)` takes it back (`on`/`off`, a
+    /// percentage, `none` for no pinned sink), or nil for a name that is not one of ``names``.
+    ///
+    /// With ``names`` and `set`, this is all the state database knows of preferences: it keeps
+    /// each as its name and this value and restores it through `set`, so a new preference is
+    /// saved once it is here, and a value `set` refuses (a row from a newer build, or edited by
+    /// hand) leaves that preference at its default.
+    public func value(named name: String) -> String? {
+        switch name {
+        case "interruption-mode": interruptionMode.rawValue
+        case "duck-level": String(duckLevel)
+        case "auto-resume": autoResume ? "on" : "off"
+        case "pinned-sink": pinnedSink ?? "none"
+        case "keep-awake": keepAwake ? "on" : "off"
+        case "notifications": notifications ? "on" : "off"
+        case "signer-down-sound": signerDownSound.rawValue
+        default: nil
+        }
+    }
+
     /// The `soundscapectl set` names whose values differ from `old`'s.
     public func changedNames(since old: Preferences) -> [String] {
-        var names: [String] = []
-        if interruptionMode != old.interruptionMode { names.append("interruption-mode") }
-        if duckLevel != old.duckLevel { names.append("duck-level") }
-        if autoResume != old.autoResume { names.append("auto-resume") }
-        if pinnedSink != old.pinnedSink { names.append("pinned-sink") }
-        if keepAwake != old.keepAwake { names.append("keep-awake") }
-        if notifications != old.notifications { names.append("notifications") }
-        if signerDownSound != old.signerDownSound { names.append("signer-down-sound") }
-        return names
+        Self.names.filter { value(named: $0) != old.value(named: $0) }
     }
 
     private static func onOff(_ name: String, _ value: String) throws(ValueError) -> Bool {

@@ -19,6 +19,38 @@ enum PlayerInterfaceDefinition {
     /// The interruption causes, as `interruptions` and an `interrupted` event's `cause` name them.
     private static let causes = InterruptionCause.allCases.map(\.rawValue).joined(separator: ", ")
 
+    /// The fields of `Status`, in the order `PlayerStatus` encodes them. An `Event` carries
+    /// them too, flat after its own (`PlayerEvent` encodes its status beside `seq`), so
+    /// both types are written from this one list: a field added here is in both.
+    static let statusFields = [
+        "state: \(members(PlayerState.self))",
+        "isPlaying: bool",
+        "soundscape: string",
+        "volume: int",
+        "route: ?string",
+        "noSink: ?bool",
+        "wantsPlaying: bool",
+        "signer: ?Signer",
+        "interruptions: []string",
+        "ducked: bool",
+        "keepAwake: ?KeepAwake",
+    ]
+
+    /// What an `Event` has before the status it carries.
+    static let eventFields = [
+        "seq: int",
+        "time: string",
+        "type: string",
+        "reason: \(members(EventReason.self))",
+        "message: ?string",
+        "cause: ?string",
+    ]
+
+    /// Field lines as they stand inside a type's parentheses, one a line.
+    private static func fields(_ lines: [String]) -> String {
+        lines.joined(separator: ",\n  ")
+    }
+
     static let idl = """
         # Control and events of soundscaped, the keep-alive soundscape service.
         # Volumes are percentages (0-100); gain follows a cubic curve.
@@ -34,17 +66,7 @@ enum PlayerInterfaceDefinition {
         #   ducked: the volume is lowered for a call (interruption mode duck).
         #   keepAwake: the sleep inhibitor; null while the keep-awake preference is off.
         type Status (
-          state: \(members(PlayerState.self)),
-          isPlaying: bool,
-          soundscape: string,
-          volume: int,
-          route: ?string,
-          noSink: ?bool,
-          wantsPlaying: bool,
-          signer: ?Signer,
-          interruptions: []string,
-          ducked: bool,
-          keepAwake: ?KeepAwake
+          \(fields(statusFields))
         )
 
         # The sleep inhibitor.
@@ -94,26 +116,10 @@ enum PlayerInterfaceDefinition {
         #   seq: grows by one per event; a subscriber can prove it missed none.
         #   time: RFC 3339, UTC.
         #   type: the subsystem the event is about: \(EventType.allCases.map(\.rawValue).joined(separator: ", ")).
-        #   cause: for interrupted: \(InterruptionCause.allCases.map(\.rawValue).joined(separator: ", "));
+        #   cause: for interrupted: \(causes);
         #     for routeChanged: newDefault, deviceUnavailable, pinnedDeviceReturned.
         type Event (
-          seq: int,
-          time: string,
-          type: string,
-          reason: \(members(EventReason.self)),
-          message: ?string,
-          cause: ?string,
-          state: \(members(PlayerState.self)),
-          isPlaying: bool,
-          soundscape: string,
-          volume: int,
-          route: ?string,
-          noSink: ?bool,
-          wantsPlaying: bool,
-          signer: ?Signer,
-          interruptions: []string,
-          ducked: bool,
-          keepAwake: ?KeepAwake
+          \(fields(eventFields + statusFields))
         )
 
         type Soundscape (

@@ -1,10 +1,12 @@
 import SoundscapeCore
 import SoundscapeStore
 
-/// The mapping between what the store keeps (plain rows) and the player's
-/// types, once in each direction. Reading validates: a value the store holds
-/// that this build does not know (a row written by a newer one, or edited by
-/// hand) takes its default rather than failing the start.
+/// The mapping between the saved state the store keeps (a plain row) and the
+/// player's `DesiredState`, once in each direction. Reading validates: a value
+/// the store holds that this build does not know (a row written by a newer one,
+/// or edited by hand) takes its default rather than failing the start.
+/// Preferences need no mapping: the store keeps `Preferences` itself, by name
+/// (`StateStore.loadPreferences`), and validates it the same way.
 extension PersistedState {
     init(_ desired: DesiredState) {
         self.init(
@@ -24,29 +26,5 @@ extension DesiredState {
         if let name = saved.soundscape, let id = SoundscapeID(name), isAvailable(id) {
             soundscape = id
         }
-    }
-}
-
-extension PersistedPreferences {
-    init(_ preferences: Preferences) {
-        self.init(
-            interruptionMode: preferences.interruptionMode.rawValue, duckLevel: preferences.duckLevel,
-            autoResume: preferences.autoResume, pinnedSink: preferences.pinnedSink,
-            keepAwake: preferences.keepAwake, notifications: preferences.notifications,
-            signerDownSound: preferences.signerDownSound.rawValue)
-    }
-}
-
-extension Preferences {
-    init(restoring saved: PersistedPreferences?) {
-        self = .default
-        guard let saved else { return }
-        interruptionMode = InterruptionMode(rawValue: saved.interruptionMode) ?? Self.default.interruptionMode
-        duckLevel = min(max(saved.duckLevel, 0), 100)
-        autoResume = saved.autoResume
-        pinnedSink = saved.pinnedSink
-        keepAwake = saved.keepAwake
-        notifications = saved.notifications
-        signerDownSound = SignerDownSound(rawValue: saved.signerDownSound) ?? Self.default.signerDownSound
     }
 }

@@ -39,7 +39,7 @@ extension Player {
         case .persist(let desired):
             keeper.save(PersistedState(desired))
         case .persistPreferences(let preferences):
-            keeper.save(PersistedPreferences(preferences))
+            keeper.save(preferences)
         case .emit(let reason, let message, let cause):
             hub.publish(type: .player, reason: reason, message: message, cause: cause, status: currentStatus())
         case .setTarget(let sink):

@@ -83,7 +83,7 @@ extension Player {
         if let name = restored.state?.soundscape, name != desired.soundscape.rawValue {
             notices.append("the saved soundscape '\(name)' is no longer available; using '\(catalog.defaultID)'")
         }
-        let preferences = Preferences(restoring: restored.preferences)
+        let preferences = restored.preferences ?? .default
         var failure = await open(desired.soundscape)
         if let error = failure, desired.soundscape != catalog.defaultID {
             // Like a vanished file: play the default this run, and keep the user's choice saved

@@ -26,14 +26,14 @@ import Synchronization
 final class StateKeeper: Sendable {
     struct Restored: Sendable {
         var state: PersistedState?
-        var preferences: PersistedPreferences?
+        var preferences: Preferences?
         /// What to tell the user once about the database (moved aside, read-only, a row that could not be read).
         var notices: [String]
     }
 
     private struct Pending: Sendable {
         var state: PersistedState?
-        var preferences: PersistedPreferences?
+        var preferences: Preferences?
         var flushQueued = false
         var retryScheduled = false
         /// Why the last write failed; nil while writes go through.
@@ -83,7 +83,7 @@ final class StateKeeper: Sendable {
         enqueue { $0.state = state }
     }
 
-    func save(_ preferences: PersistedPreferences) {
+    func save(_ preferences: Preferences) {
         enqueue { $0.preferences = preferences }
     }
 

@@ -37,7 +37,7 @@ final class PlayerHarness: @unchecked Sendable {
     ///   - saved: written to the database before the player starts, as an earlier run would have.
     ///   - preferences: likewise.
     init(
-        saved: PersistedState? = nil, preferences: PersistedPreferences? = nil,
+        saved: PersistedState? = nil, preferences: Preferences? = nil,
         signer: SignerConfiguration? = nil, userFiles: [String: [UInt8]] = [:],
         configuration: PlayerMachine.Configuration = .init(), saveWait: Duration = .seconds(1),
         finishesFades: Bool = true
