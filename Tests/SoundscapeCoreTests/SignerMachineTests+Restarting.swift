@@ -118,7 +118,7 @@ extension SignerMachineTests {
         #expect(
             fifth == [
                 .emit(.signerExited, message: Self.crashed),
-                .emit(.signerFailed, message: "5 failures in a row; not restarting until the next play"),
+                .emit(.signerFailed, message: "5 failures in a row (the last: exited with status 1); not restarting until the next play"),
             ])
         #expect(driver.status == SignerStatus(state: .failed, pid: nil, restarts: 4, lastExit: Self.crashed))
 
@@ -186,8 +186,61 @@ extension SignerMachineTests {
         #expect(
             driver.send(.spawnFailed("No such file or directory")) == [
                 .emit(.signerExited, message: message),
-                .emit(.signerFailed, message: "4 failures in a row; not restarting until the next play"),
+                .emit(
+                    .signerFailed,
+                    message: "4 failures in a row (the last: could not start: No such file or directory); not restarting until the next play"),
             ])
         #expect(driver.status.state == .failed)
+    }
+}
+
+/// A death of a known cause at start is named, with what to change.
+@Suite struct SignerCrashTests {
+    typealias D = SignerDriver
+
+    @Test func aTrapAtStartUnderWXIsNamedWithWhatToChange() {
+        var configuration = D.configuration()
+        configuration.writeExecuteDenied = true
+        var driver = D.running(pid: 5, configuration)
+        let exited = driver.send(.exited(.signaled(5)), after: .milliseconds(300))
+        let message =
+            "killed by signal 5 (SIGTRAP) 0.3 s after it started: a JIT runtime (Node.js, Bun, Deno, a JVM) dies like "
+            + "this without writable-and-executable memory: set signer-memory-deny-write-execute = no (and have no "
+            + "MemoryDenyWriteExecute=yes in a drop-in of soundscaped.service)"
+        #expect(exited.first == .emit(.signerExited, message: message))
+        #expect(driver.status.lastExit == message)
+        #expect(driver.status.lastExitSignal == "SIGTRAP")
+    }
+
+    @Test func withoutWXOrLaterTheSignalIsNamedWithoutAdvice() {
+        var plain = D.running(pid: 5)
+        #expect(plain.send(.exited(.signaled(5)), after: .milliseconds(300)).first == .emit(.signerExited, message: "killed by signal 5 (SIGTRAP)"))
+        var configuration = D.configuration()
+        configuration.writeExecuteDenied = true
+        var late = D.running(pid: 5, configuration)
+        #expect(late.send(.exited(.signaled(11)), after: .seconds(60)).first == .emit(.signerExited, message: "killed by signal 11 (SIGSEGV)"))
+        #expect(late.status.lastExitSignal == "SIGSEGV")
+    }
+
+    @Test func aBlockedSystemCallIsNamedWhateverTheWX() {
+        var driver = D.running(pid: 5)
+        let exited = driver.send(.exited(.signaled(31)), after: .seconds(1))
+        #expect(
+            exited.first
+                == .emit(
+                    .signerExited,
+                    message: "killed by signal 31 (SIGSYS) 1 s after it started: it made a system call its sandbox forbids "
+                        + "(SIGSYS): see the SystemCallFilter= of soundscaped.service and docs/systemd.md"))
+    }
+
+    @Test func anExitStatusHasNoSignal() {
+        var driver = D.running(pid: 5)
+        driver.send(.exited(.signaled(9)), after: .seconds(1))
+        #expect(driver.status.lastExitSignal == "SIGKILL")
+        driver.send(.tick, after: .seconds(1))
+        driver.send(.spawned(pid: 6))
+        driver.send(.exited(.exited(code: 3)), after: .seconds(1))
+        #expect(driver.status.lastExitSignal == nil)
+        #expect(driver.status.lastExit == "exited with status 3")
     }
 }

@@ -55,7 +55,7 @@ import SoundscapeCore
             driver.status
                 == SignerStatus(
                     state: .stopped, pid: nil, restarts: 0,
-                    lastExit: "killed by signal 15 (SIGTERM)"))
+                    lastExit: "killed by signal 15 (SIGTERM)", lastExitSignal: "SIGTERM"))
         // The kill deadline passing later is harmless.
         #expect(driver.send(.tick, at: stopAt + .seconds(5)) == [])
         #expect(driver.status.state == .stopped)
@@ -123,7 +123,7 @@ import SoundscapeCore
             driver.status
                 == SignerStatus(
                     state: .starting, pid: nil, restarts: 0,
-                    lastExit: "killed by signal 15 (SIGTERM)"))
+                    lastExit: "killed by signal 15 (SIGTERM)", lastExitSignal: "SIGTERM"))
         #expect(driver.send(.spawned(pid: 8)) == [.emit(.signerStarted, message: "pid 8")])
         #expect(driver.status.pid == 8)
     }
@@ -181,7 +181,7 @@ import SoundscapeCore
             driver.status
                 == SignerStatus(
                     state: .restarting, pid: nil, restarts: 1,
-                    lastExit: "killed by signal 15 (SIGTERM)"))
+                    lastExit: "killed by signal 15 (SIGTERM)", lastExitSignal: "SIGTERM"))
         #expect(driver.send(.tick, at: exitAt + .seconds(1)) == [.spawn])
     }
 
@@ -221,7 +221,7 @@ import SoundscapeCore
             driver.status
                 == SignerStatus(
                     state: .stopped, pid: nil, restarts: 0,
-                    lastExit: "killed by signal 15 (SIGTERM)"))
+                    lastExit: "killed by signal 15 (SIGTERM)", lastExitSignal: "SIGTERM"))
     }
 
     @Test func withoutALivenessTimeoutThereAreNoLivenessTicks() {

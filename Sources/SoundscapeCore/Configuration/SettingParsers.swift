@@ -134,6 +134,22 @@ public enum SettingParsers {
         return stdin
     }
 
+    /// `AF_UNIX AF_INET` (spaces or commas between), or `none`.
+    public static func addressFamilies(_ text: String, _ name: String, _: SettingContext) throws(SettingError) -> Set<AddressFamily>? {
+        let words = text.split { $0 == " " || $0 == "," || $0 == "\t" }
+        if words == ["none"] { return [] }
+        var families = Set<AddressFamily>()
+        for word in words {
+            guard let family = AddressFamily(parsing: word) else {
+                throw SettingError(
+                    "\(name): unknown address family '\(word)' (expected \(alternatives(AddressFamily.allCases.map(\.rawValue))), or none)")
+            }
+            families.insert(family)
+        }
+        guard !families.isEmpty else { throw SettingError("\(name) expects address families or none, got '\(text)'") }
+        return families
+    }
+
     public static func stopSignal(_ text: String, _ name: String, _: SettingContext) throws(SettingError) -> SignerStopSignal {
         guard let signal = SignerStopSignal(parsing: text) else {
             throw SettingError("\(name): unknown signal '\(text)' (expected \(SignerStopSignal.syntax))")

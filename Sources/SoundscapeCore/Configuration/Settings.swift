@@ -85,6 +85,17 @@ public enum Settings {
         help: "Seconds the signer host may be not running and ready before signing counts as down.",
         parse: P.seconds, format: P.formatSeconds)
 
+    public static let signerMemoryDenyWriteExecute = Setting<Bool>(
+        "signer-memory-deny-write-execute", valueName: "true|false", default: false, effect: .signerNextStart,
+        help:
+            "Refuse the signer host writable-and-executable memory (W^X), as systemd's MemoryDenyWriteExecute=: for a Rust, Go or C signer. A JIT runtime (Node.js, Bun, Deno, a JVM) needs it off.",
+        parse: P.bool, format: { "\($0)" })
+    public static let signerAddressFamilies = Setting<Set<AddressFamily>?>(
+        "signer-address-families", valueName: "AF_… …|none", default: nil, effect: .signerNextStart,
+        help:
+            "The only socket address families the signer host may use (AF_UNIX, AF_INET, AF_INET6, AF_NETLINK, AF_PACKET, AF_BLUETOOTH, AF_VSOCK; none for none), as systemd's RestrictAddressFamilies=; default: what soundscaped.service allows.",
+        parse: P.addressFamilies, format: P.optional { $0.isEmpty ? "none" : $0.map(\.rawValue).sorted().joined(separator: " ") })
+
     // MARK: Calls, soundscapes, the cache, the log
 
     public static let interruptionRoles = Setting<Set<String>>(
@@ -146,7 +157,7 @@ public enum Settings {
         signerCommand, signerDirectory, signerEnvironment, signerKeepRunning, signerStdin, signerStopSignal,
         signerStopTimeout, signerType, signerLivenessTimeout, signerRestartDelay, signerRestartMaxDelay,
         signerCrashLimit, signerHealthCommand, signerHealthInterval, signerHealthTimeout, signerHealthRetries,
-        signerRestartOnUnhealthy, signerStartGrace,
+        signerRestartOnUnhealthy, signerStartGrace, signerMemoryDenyWriteExecute, signerAddressFamilies,
         interruptionRoles, voipApplications, soundscapeDirectories, cacheSize, logLevel,
         socket, stateDirectory, cacheDirectory, latencyFrames, config, keepStartupPages,
     ]

@@ -14,6 +14,8 @@ public struct SignerConfiguration: Sendable, Equatable {
     public var stdin: SignerStdin
     /// A command whose exit status says whether the signer signs; nil: none.
     public var healthCommand: [String]?
+    /// What its processes may do, beyond what the unit imposes on everything.
+    public var sandbox: SignerSandbox
     /// Timing, limits and the health check's rhythm.
     public var machine: SignerMachine.Configuration
 
@@ -31,6 +33,9 @@ public struct SignerConfiguration: Sendable, Equatable {
         keepRunningWhenStopped = values[Settings.signerKeepRunning]
         stdin = values[Settings.signerStdin]
         healthCommand = values[Settings.signerHealthCommand]
+        sandbox = SignerSandbox(
+            memoryDenyWriteExecute: values[Settings.signerMemoryDenyWriteExecute],
+            addressFamilies: values[Settings.signerAddressFamilies])
         machine = SignerMachine.Configuration(values, healthChecked: healthCommand != nil)
     }
 }

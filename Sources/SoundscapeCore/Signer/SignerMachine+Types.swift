@@ -22,6 +22,9 @@ extension SignerMachine {
         public var startGrace: Duration
         /// At most one `signerStatus` event per this long.
         public var statusEventInterval: Duration = .seconds(1)
+        /// The signer runs without writable-and-executable memory (its own setting, or a
+        /// unit that imposes it on every process): a crash at start is then named as such.
+        public var writeExecuteDenied: Bool
 
         /// From `values` (by default, every default); `healthChecked`: whether a health check is set.
         public init(_ values: SettingValues = SettingValues(), healthChecked: Bool = false) {
@@ -34,6 +37,7 @@ extension SignerMachine {
             type = values[Settings.signerType]
             health = healthChecked ? HealthConfiguration(values) : nil
             startGrace = values[Settings.signerStartGrace]
+            writeExecuteDenied = values[Settings.signerMemoryDenyWriteExecute]
         }
     }
 

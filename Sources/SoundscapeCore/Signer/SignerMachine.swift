@@ -49,6 +49,8 @@ public struct SignerMachine: Sendable {
     private var consecutiveFailures = 0
     private var restarts = 0
     private var lastExit: String?
+    /// The signal the last instance died of, by name (`SIGTRAP`), nil when it exited.
+    private var lastExitSignal: String?
     private var health: SignerHealth
     private var statusLine: SignerStatusLine
     private var verdict: SignerDownVerdict
@@ -95,6 +97,7 @@ public struct SignerMachine: Sendable {
         case .failed: status = SignerStatus(state: .failed, pid: nil, restarts: restarts, lastExit: lastExit)
         }
         status.health = health.state
+        status.lastExitSignal = lastExitSignal
         status.status = statusLine.line
         return status
     }
@@ -126,6 +129,7 @@ public struct SignerMachine: Sendable {
 
         case .spawnFailed(let reason):
             lastExit = "could not start: \(reason)"
+            lastExitSignal = nil
             actions.append(.emit(.signerExited, message: lastExit))
             actions += failed(now: now, uptime: .zero)
 
@@ -168,6 +172,14 @@ public struct SignerMachine: Sendable {
             default: nil
             }
         if let errno = instance?.errno { lastExit! += " (it reported errno \(errno))" }
+        lastExitSignal = reason.signalName
+        // A signal right after the start: name the likely cause and what to change.
+        if let instance, case .running = phase,
+            let advice = SignerCrash.advice(
+                for: reason, uptime: now - instance.since, writeExecuteDenied: configuration.writeExecuteDenied)
+        {
+            lastExit! += " \(Self.seconds(now - instance.since)) s after it started: \(advice)"
+        }
         actions += health.instanceEnded()
         switch phase {
         case .stopping(let instance, _, .afterFailure(let quick)):
@@ -310,7 +322,8 @@ public struct SignerMachine: Sendable {
         consecutiveFailures += 1
         if configuration.crashLoopLimit > 0, consecutiveFailures >= configuration.crashLoopLimit {
             phase = .failed
-            return [.emit(.signerFailed, message: "\(consecutiveFailures) failures in a row; not restarting until the next play")]
+            let last = lastExit.map { " (the last: \($0))" } ?? ""
+            return [.emit(.signerFailed, message: "\(consecutiveFailures) failures in a row\(last); not restarting until the next play")]
         }
         let delay = backoff.next()
         restarts += 1

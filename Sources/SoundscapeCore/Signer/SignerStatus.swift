@@ -10,9 +10,17 @@ public enum ExitReason: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// The signal's name (`SIGTRAP`), nil for an exit or an unnamed signal.
+    public var signalName: String? {
+        guard case .signaled(let signal) = self else { return nil }
+        return Self.names[signal]
+    }
+
+    /// Linux's numbers, the same on every architecture Debian ships soundscaped for.
     private static let names: [Int32: String] = [
-        1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 4: "SIGILL", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE",
-        9: "SIGKILL", 11: "SIGSEGV", 13: "SIGPIPE", 14: "SIGALRM", 15: "SIGTERM",
+        1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 4: "SIGILL", 5: "SIGTRAP", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE",
+        9: "SIGKILL", 10: "SIGUSR1", 11: "SIGSEGV", 12: "SIGUSR2", 13: "SIGPIPE", 14: "SIGALRM", 15: "SIGTERM",
+        24: "SIGXCPU", 25: "SIGXFSZ", 31: "SIGSYS",
     ]
 }
 
@@ -33,6 +41,8 @@ public struct SignerStatus: Sendable, Equatable, Codable {
     public var restarts: Int
     /// How the last instance ended, in words.
     public var lastExit: String?
+    /// The signal the last instance died of, by name (`SIGTRAP`); nil when it exited or none ended yet.
+    public var lastExitSignal: String?
     /// What to call it in messages: its program's name (the daemon fills it in).
     public var name: String?
     public var health: Health
@@ -46,13 +56,14 @@ public struct SignerStatus: Sendable, Equatable, Codable {
 
     /// `ready` defaults to whether it runs: a `simple` signer is ready once spawned.
     public init(
-        state: State, pid: Int?, restarts: Int, lastExit: String?, health: Health = .unknown,
-        ready: Bool? = nil, status: String? = nil
+        state: State, pid: Int?, restarts: Int, lastExit: String?, lastExitSignal: String? = nil,
+        health: Health = .unknown, ready: Bool? = nil, status: String? = nil
     ) {
         self.state = state
         self.pid = pid
         self.restarts = restarts
         self.lastExit = lastExit
+        self.lastExitSignal = lastExitSignal
         self.health = health
         self.ready = ready ?? (state == .running)
         self.status = status
@@ -73,7 +84,7 @@ public struct SignerStatus: Sendable, Equatable, Codable {
         return String(trimmed)
     }
 
-    private enum CodingKeys: String, CodingKey { case state, pid, restarts, lastExit, name, health, ready, status }
+    private enum CodingKeys: String, CodingKey { case state, pid, restarts, lastExit, lastExitSignal, name, health, ready, status }
 
     /// Fields a daemon before health checks did not send take their defaults.
     public init(from decoder: any Decoder) throws {
@@ -82,6 +93,7 @@ public struct SignerStatus: Sendable, Equatable, Codable {
         pid = try container.decodeIfPresent(Int.self, forKey: .pid)
         restarts = try container.decode(Int.self, forKey: .restarts)
         lastExit = try container.decodeIfPresent(String.self, forKey: .lastExit)
+        lastExitSignal = try container.decodeIfPresent(String.self, forKey: .lastExitSignal)
         name = try container.decodeIfPresent(String.self, forKey: .name)
         health = try container.decodeIfPresent(Health.self, forKey: .health) ?? .unknown
         ready = try container.decodeIfPresent(Bool.self, forKey: .ready) ?? (state == .running)
@@ -95,6 +107,7 @@ public struct SignerStatus: Sendable, Equatable, Codable {
         try container.encode(pid, forKey: .pid)
         try container.encode(restarts, forKey: .restarts)
         try container.encode(lastExit, forKey: .lastExit)
+        try container.encodeIfPresent(lastExitSignal, forKey: .lastExitSignal)
         try container.encodeIfPresent(name, forKey: .name)
         try container.encode(health, forKey: .health)
         try container.encode(ready, forKey: .ready)

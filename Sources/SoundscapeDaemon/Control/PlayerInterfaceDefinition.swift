@@ -94,7 +94,9 @@ enum PlayerInterfaceDefinition {
 
         # The signer host the daemon keeps alive.
         #   restarts: restarts since the session began.
-        #   lastExit: how the last instance ended, in words.
+        #   lastExit: how the last instance ended, in words (what to change, when the cause
+        #     of a death at start is known).
+        #   lastExitSignal: the signal it died of, by name (SIGTRAP), if it died of one.
         #   name: its program's name, for messages.
         #   health: what its health command last said (unknown without one).
         #   ready: running, and for \(Settings.signerType.key) notify it sent READY=1.
@@ -106,6 +108,7 @@ enum PlayerInterfaceDefinition {
           pid: ?int,
           restarts: int,
           lastExit: ?string,
+          lastExitSignal: ?string,
           name: ?string,
           health: ?\(members(SignerStatus.Health.self)),
           ready: ?bool,
