@@ -43,6 +43,8 @@ let package = Package(
             dependencies: ["CPipeWire"]
         ),
         .target(name: "CSoundscapeSystem"),
+        // libseccomp, for the two filters the daemon applies itself (Support/Hardening.swift).
+        .target(name: "CSoundscapeSandbox", linkerSettings: [.linkedLibrary("seccomp")]),
 
         // MARK: Pure logic (no I/O)
         .target(name: "SoundscapeCore"),
@@ -77,7 +79,7 @@ let package = Package(
             name: "SoundscapeDaemon",
             dependencies: [
                 "SoundscapeCore", "SoundscapeSystem", "SoundscapeAudio", "SoundscapeLibrary", "SoundscapeStore", "Varlink",
-                "CSoundscapeSystem",
+                "CSoundscapeSystem", "CSoundscapeSandbox",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -29,7 +29,8 @@ public enum Daemon {
     /// else get a one-thread group of their own.
     public static func run(
         settings: DaemonSettings, flags: SettingValues, environment: [String: String],
-        executablePath: String, signals: DaemonSignals
+        executablePath: String, signals: DaemonSignals, spawner: SignerSpawner = .unhardened,
+        hardening: String? = "not applied (not started by main.swift)"
     ) async throws {
         let options = settings
         let journal = DaemonLogHandler.stderrIsJournal(environment: environment)
@@ -38,6 +39,11 @@ public enum Daemon {
             DaemonLogHandler(label: label, journal: journal)
         }
         let logger = Logger(label: "soundscaped")
+        if let hardening {
+            logger.warning("writable-and-executable memory is not denied to the daemon: \(hardening)")
+        } else {
+            logger.debug("writable-and-executable memory is denied to every thread but the signer's spawner")
+        }
         // One daemon per socket and per state directory, decided before either is touched.
         let locks = try lockInstance(settings, logger: logger)
         defer { withExtendedLifetime(locks) {} }
@@ -80,7 +86,7 @@ public enum Daemon {
         let makeSignerHost: @Sendable (SignerConfiguration) throws -> SignerHost = { configuration in
             try SignerHost(
                 configuration: configuration, baseEnvironment: environment, socketPath: options.socketPath,
-                hub: hub, eventLoopGroup: eventLoopGroup, logger: Logger(label: "soundscaped.signer"))
+                hub: hub, eventLoopGroup: eventLoopGroup, logger: Logger(label: "soundscaped.signer"), spawner: spawner)
         }
         let signerHost = try options.signer.map(makeSignerHost)
         // Soundscape files (scans, opens, hashes), the list's encoding, a reload's file: what may

@@ -15,6 +15,10 @@ import SoundscapeSystem
 struct Soundscaped: AsyncParsableCommand {
     /// Set by main.swift before the command runs.
     nonisolated(unsafe) static var signals = DaemonSignals()
+    /// Made by main.swift before the daemon hardens itself (see `SignerSpawner`).
+    nonisolated(unsafe) static var spawner = SignerSpawner.unhardened
+    /// What main.swift's `Hardening.denyWriteExecute()` said (nil: done).
+    nonisolated(unsafe) static var hardening: String? = "not applied"
 
     static let configuration = CommandConfiguration(
         commandName: "soundscaped",
@@ -66,6 +70,6 @@ struct Soundscaped: AsyncParsableCommand {
         let settings = try DaemonSettings.resolve(flags: flags, environment: environment, executablePath: executable)
         try await Daemon.run(
             settings: settings, flags: flags, environment: environment,
-            executablePath: executable, signals: Self.signals)
+            executablePath: executable, signals: Self.signals, spawner: Self.spawner, hardening: Self.hardening)
     }
 }

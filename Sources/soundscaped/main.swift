@@ -21,6 +21,10 @@ import SoundscapeSystem
 //   termination, cannot end the keep-alive).
 // SIGPIPE is ignored: a peer that hangs up is an error on that write, not our end.
 // (The signer host is spawned with default dispositions and an empty mask.)
+//
+// Then the hardening the daemon applies itself (`Hardening`; docs/systemd.md): first the
+// signer's spawner thread, the one thread it must not reach, then writable-and-executable
+// memory denied to this thread and so to every thread made after it.
 MallocTuning.fixMmapThreshold()
 
 var collected = sigset_t()
@@ -28,6 +32,9 @@ sigemptyset(&collected)
 for signal in [SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2] { sigaddset(&collected, signal) }
 pthread_sigmask(SIG_BLOCK, &collected, nil)
 signal(SIGPIPE, SIG_IGN)
+
+Soundscaped.spawner = SignerSpawner.beforeHardening()
+Soundscaped.hardening = Hardening.denyWriteExecute()
 
 // The runtime's executor factory, when this compiler has the one we tested;
 // otherwise Swift concurrency stays on libdispatch, and the signals are still ours.

@@ -13,6 +13,8 @@ import Synchronization
 
 /// What a running signer instance (or its health command, or the clock) tells the player.
 enum SignerFact: Sendable {
+    /// A spawn asked for (`SignerHost.spawn`) is done.
+    case spawned(instance: Int, Result<SpawnedSigner, SpawnError>)
     case heartbeat(instance: Int)
     case exited(instance: Int, ExitReason)
     /// What its process group said on its notify socket (merged, see `SignerNotifySocket`).
@@ -46,14 +48,17 @@ final class SignerHost: Sendable {
     private let hub: EventHub
     private let eventLoopGroup: any EventLoopGroup
     private let logger: Logger
+    /// Where its processes are started (see `SignerSpawner`).
+    let spawner: SignerSpawner
     /// The read end goes to every instance's watcher; the write end stays here
     /// for the daemon's whole life and is never written: its closing is the signal.
     private let lifeline: (read: Int32, write: Int32)
 
     init(
         configuration: SignerConfiguration, baseEnvironment: [String: String], socketPath: String,
-        hub: EventHub, eventLoopGroup: any EventLoopGroup, logger: Logger
+        hub: EventHub, eventLoopGroup: any EventLoopGroup, logger: Logger, spawner: SignerSpawner
     ) throws {
+        self.spawner = spawner
         self.baseEnvironment = baseEnvironment
         self.socketPath = socketPath
         settings = Mutex(
@@ -107,8 +112,10 @@ final class SignerHost: Sendable {
         settings.withLock { $0 = (configuration, environment) }
     }
 
-    /// Spawns an instance; its facts arrive through `report` until it has exited.
-    func start(instance: Int, report: @escaping @Sendable (SignerFact) async -> Void) throws -> SignerInstance {
+    /// Spawns an instance on the spawner (`SignerSpawner`: the signer's sandbox, none of
+    /// the daemon's hardening, and never on the event loop). Nothing of it is watched or
+    /// reported until `attach`, so its facts cannot overtake the news that it started.
+    func spawn(instance: Int) async throws(SpawnError) -> SpawnedSigner {
         var (configuration, environment) = settings.withLock { $0 }
         var notify: SignerNotifySocket?
         do {
@@ -124,16 +131,29 @@ final class SignerHost: Sendable {
             // not known before the spawn, and anything in the group may ping).
             environment["WATCHDOG_USEC"] = "\(liveness.inMicroseconds())"
         }
-        let process: SignerProcess
+        let lifeline = self.lifeline.read
+        let command = configuration.command
+        let workingDirectory = configuration.workingDirectory
+        let stdin = configuration.stdin
         do {
-            process = try SignerProcess.spawn(
-                command: configuration.command, environment: environment,
-                workingDirectory: configuration.workingDirectory,
-                stdin: configuration.stdin, lifeline: lifeline.read)
+            let process = try await spawner.spawn(sandbox: configuration.sandbox) { [environment] in
+                try SignerProcess.spawn(
+                    command: command, environment: environment, workingDirectory: workingDirectory,
+                    stdin: stdin, lifeline: lifeline)
+            }
+            return SpawnedSigner(process: process, notify: notify)
         } catch {
             notify?.close()
             throw error
         }
+    }
+
+    /// Watches a spawned instance: its facts arrive through `report` until it has exited.
+    func attach(
+        _ spawned: SpawnedSigner, instance: Int, report: @escaping @Sendable (SignerFact) async -> Void
+    ) -> SignerInstance {
+        let process = spawned.process
+        let notify = spawned.notify
         notify?.startReading(group: process.group, logger: logger) { notification in
             await report(.notify(instance: instance, notification))
         }
@@ -153,13 +173,14 @@ final class SignerHost: Sendable {
     func probe(timeout: Duration, cancellation: SignerProbe.Cancellation) async -> SignerProbeResult {
         let (configuration, environment) = settings.withLock { $0 }
         guard let healthCommand = configuration.healthCommand else { return .failed("no health command is configured") }
+        let spawner = self.spawner
         return await withCheckedContinuation { continuation in
             BlockingThread.start(stackSize: 256 * 1024) {
                 continuation.resume(
                     returning: SignerProbe.run(
                         command: healthCommand, environment: environment,
                         workingDirectory: configuration.workingDirectory,
-                        timeout: timeout, cancellation: cancellation))
+                        timeout: timeout, cancellation: cancellation, sandbox: configuration.sandbox, spawner: spawner))
             }
         }
     }
@@ -255,6 +276,12 @@ final class SignerHost: Sendable {
             logger.debug("\(prefix) stdin closed", metadata: ["error": "\(error)"])
         }
     }
+}
+
+/// An instance just spawned, not yet watched (`SignerHost.attach`).
+struct SpawnedSigner: Sendable {
+    let process: SignerProcess
+    let notify: SignerNotifySocket?
 }
 
 /// A spawned signer host, as the player holds it.

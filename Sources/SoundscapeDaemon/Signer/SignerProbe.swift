@@ -46,7 +46,8 @@ enum SignerProbe {
     /// Runs `command`; blocks until it has ended (at most about `timeout`), or `cancellation` says so.
     static func run(
         command: [String], environment: [String: String], workingDirectory: String?,
-        timeout: Duration, cancellation: Cancellation? = nil
+        timeout: Duration, cancellation: Cancellation? = nil, sandbox: SignerSandbox = SignerSandbox(),
+        spawner: SignerSpawner = .unhardened
     ) -> SignerProbeResult {
         guard let program = command.first else { return .failed("the health command is empty") }
         let devNull = open("/dev/null", O_RDWR | O_CLOEXEC)
@@ -69,10 +70,13 @@ enum SignerProbe {
                 close(stdout.write)
                 close(stderr.write)
             }
-            pid = try Spawn.run(
-                program: program, arguments: command, environment: environment, searchPath: true,
-                stdio: [devNull, stdout.write, stderr.write], group: 0,
-                workingDirectory: workingDirectory)
+            // On the spawner: the signer's sandbox, not the daemon's hardening (a health check may be a JIT too).
+            let stdio = [devNull, stdout.write, stderr.write]
+            pid = try spawner.spawnWaiting(sandbox: sandbox) {
+                try Spawn.run(
+                    program: program, arguments: command, environment: environment, searchPath: true,
+                    stdio: stdio, group: 0, workingDirectory: workingDirectory)
+            }
         } catch {
             return .failed(error.description)
         }

@@ -45,6 +45,8 @@ final class SignerSupervisor {
     private var instances = SignerInstances()
     /// Inputs waiting for the actions under way to finish; the one being handled is first.
     private var inbox: [SignerMachine.Input] = []
+    /// The spawn under way, if any (its result comes back as `SignerFact.spawned`).
+    private var spawning: Task<Void, Never>?
     /// The probe running now, if any: cancelled when its instance ends or on retire.
     private var probe: (task: Task<Void, Never>, cancellation: SignerProbe.Cancellation)?
     /// With keep-running, the signer stays up once a session has started.
@@ -68,7 +70,7 @@ final class SignerSupervisor {
         self.now = now
         self.report = report
         probeFailures = RateLimitedLog(burst: 10, per: .seconds(600)) { logger.notice("\($0)") }
-        machine = SignerMachine(configuration: host.configuration.machine)
+        machine = SignerMachine(configuration: Self.machine(host.configuration, spawner: host.spawner))
         _ = sleepDetector.observe(ClockJumpWatch.reading())
         clockWatch = ClockJumpWatch { reading in
             Task { await report(.clock(reading)) }
@@ -80,11 +82,19 @@ final class SignerSupervisor {
         cancelProbe()
     }
 
+    /// The machine's configuration: the settings', and whether W^X reaches the signer from
+    /// outside (a unit that imposes it on every process), so a crash at start is named right.
+    private static func machine(_ configuration: SignerConfiguration, spawner: SignerSpawner) -> SignerMachine.Configuration {
+        var machine = configuration.machine
+        machine.writeExecuteDenied = machine.writeExecuteDenied || spawner.writeExecuteDeniedFromOutside
+        return machine
+    }
+
     /// A reloaded configuration: the process settings apply at the signer's next
     /// start, its timing, limits and health check at once.
     func reconfigure(_ configuration: SignerConfiguration) -> [Effect] {
         host.reconfigure(configuration)
-        return drain(first: machine.reconfigure(configuration.machine, now: now()))
+        return drain(first: machine.reconfigure(Self.machine(configuration, spawner: host.spawner), now: now()))
     }
 
     var status: SignerStatus { machine.status }
@@ -119,6 +129,25 @@ final class SignerSupervisor {
     /// A fact from a running instance; facts of an instance already replaced are stale.
     func handle(_ fact: SignerFact) -> [Effect] {
         switch fact {
+        case .spawned(let id, let result):
+            spawning = nil
+            guard instances.isCurrent(id) else {
+                // Nobody waits for it any more (cannot happen while the machine is starting, but a
+                // process must never be left behind).
+                if case .success(let spawned) = result { spawned.process.signal(SIGKILL) }
+                return []
+            }
+            switch result {
+            case .success(let spawned):
+                let started = host.attach(spawned, instance: id, report: report)
+                instance = started
+                logger.info("signer host started", metadata: ["pid": "\(started.pid)"])
+                return handle(.spawned(pid: started.pid))
+            case .failure(let error):
+                instances.end()
+                logger.error("cannot start the signer host: \(error)")
+                return handle(.spawnFailed("\(error)"))
+            }
         case .heartbeat(let id):
             guard instances.isCurrent(id) else { return [] }
             return handle(.heartbeat)
@@ -181,16 +210,19 @@ final class SignerSupervisor {
     private func perform(_ action: SignerMachine.Action) -> [Effect] {
         switch action {
         case .spawn:
+            // Off the event loop: the answer comes back as a fact (`.spawned`), and the machine
+            // is `starting` meanwhile.
             let id = instances.begin()
-            do {
-                let started = try host.start(instance: id, report: report)
-                instance = started
-                logger.info("signer host started", metadata: ["pid": "\(started.pid)"])
-                inbox.append(.spawned(pid: started.pid))
-            } catch {
-                instances.end()
-                logger.error("cannot start the signer host: \(error)")
-                inbox.append(.spawnFailed("\(error)"))
+            let host = self.host
+            let report = self.report
+            spawning = Task {
+                let result: Result<SpawnedSigner, SpawnError>
+                do throws(SpawnError) {
+                    result = .success(try await host.spawn(instance: id))
+                } catch {
+                    result = .failure(error)
+                }
+                await report(.spawned(instance: id, result))
             }
             return []
         case .terminate(let signal):

@@ -21,7 +21,9 @@ Options: --heartbeat SECONDS (print "heartbeat" that often), --ignore-term
 --no-read (never read stdin), --crash-at-start CODE (exit immediately),
 --read-all (read stdin to its end, e.g. a passphrase file), --record-signals (record
 SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1 or SIGUSR2, then exit 0), --watchdog (send
-WATCHDOG=1 every quarter of $WATCHDOG_USEC).
+WATCHDOG=1 every quarter of $WATCHDOG_USEC), --probe-sandbox (try what a sandbox may
+refuse and write <pid>.sandbox: `wx=ok|denied inet=ok|denied unix=ok|denied`), --die-by
+SIGNAL (kill itself with SIGNAL at once, as a runtime that crashes at start).
 """
 import os
 import shlex
@@ -43,6 +45,9 @@ def option(name, default=None):
     return default
 
 
+if option("--die-by") is not None:
+    os.kill(pid, getattr(signal, option("--die-by")))
+
 if option("--crash-at-start") is not None:
     print(f"fixture {pid} crashing at start", flush=True)
     sys.exit(int(option("--crash-at-start")))
@@ -54,6 +59,28 @@ with open(os.path.join(directory, f"{pid}.env"), "w") as f:
     f.write(f"FIXTURE_EXTRA={os.environ.get('FIXTURE_EXTRA', '')}\n")
     f.write(f"NOTIFY_SOCKET={os.environ.get('NOTIFY_SOCKET', '')}\n")
     f.write(f"WATCHDOG_USEC={os.environ.get('WATCHDOG_USEC', '')}\n")
+
+if option("--probe-sandbox"):
+    import errno
+    import mmap
+    import socket
+
+    def attempt(action):
+        try:
+            action()
+            return "ok"
+        except OSError as error:
+            return "denied" if error.errno in (errno.EPERM, errno.EACCES, errno.EAFNOSUPPORT) else f"error {error.errno}"
+
+    results = {
+        # What a JIT does: a page both writable and executable.
+        "wx": attempt(lambda: mmap.mmap(-1, mmap.PAGESIZE, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC).close()),
+        "inet": attempt(lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM).close()),
+        "unix": attempt(lambda: socket.socket(socket.AF_UNIX, socket.SOCK_STREAM).close()),
+    }
+    with open(os.path.join(directory, f"{pid}.sandbox.tmp"), "w") as f:
+        f.write(" ".join(f"{key}={value}" for key, value in results.items()))
+    os.rename(os.path.join(directory, f"{pid}.sandbox.tmp"), os.path.join(directory, f"{pid}.sandbox"))
 
 if option("--ignore-term"):
     signal.signal(signal.SIGTERM, signal.SIG_IGN)

@@ -59,7 +59,7 @@ final class PlayerHarness: @unchecked Sendable {
         let signerHost = try signer.map {
             try SignerHost(
                 configuration: $0, baseEnvironment: ["PATH": "/usr/bin:/bin"], socketPath: socket, hub: hub,
-                eventLoopGroup: MultiThreadedEventLoopGroup.singleton, logger: logger)
+                eventLoopGroup: MultiThreadedEventLoopGroup.singleton, logger: logger, spawner: .unhardened)
         }
         player = Player(
             .init(
