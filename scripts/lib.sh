@@ -5,8 +5,9 @@
 
 ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
 
-# Build and run time: PipeWire, Opus, SQLite, sd-bus (the desktop companion). Tests add the graph's daemons and tools.
-RUNTIME_PACKAGES=(pkg-config libpipewire-0.3-dev libspa-0.2-dev libopus-dev libopusfile-dev libsqlite3-dev
+# Build and run time: PipeWire, Opus, SQLite, libseccomp (the daemon's own W^X), sd-bus (the desktop
+# companion). Tests add the graph's daemons and tools.
+RUNTIME_PACKAGES=(pkg-config libpipewire-0.3-dev libspa-0.2-dev libopus-dev libopusfile-dev libsqlite3-dev libseccomp-dev
                   libsystemd-dev pipewire pipewire-bin wireplumber dbus-daemon)
 # systemd: busctl, systemd-inhibit and systemd-notify; playerctl and python3-dbusmock for the desktop
 # tests; python3-sdnotify for the fixture signer, which speaks sd_notify as a real signer would.
@@ -33,6 +34,12 @@ LINT_PACKAGES=(shellcheck)
 build_release() {
     RELEASE_BIN=$("$ROOT/packaging/release/build" --show-bin-path)
     "$ROOT/packaging/release/build" "$@"
+}
+
+# ensure_node: a Node.js for the JavaScript signer the tests and check-package run (the machine's
+# own, else Debian's nodejs).
+ensure_node() {
+    command -v node >/dev/null || command -v nodejs >/dev/null || ensure_packages nodejs
 }
 
 say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
