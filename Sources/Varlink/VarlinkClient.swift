@@ -20,13 +20,16 @@ public final class VarlinkClient: Sendable {
     ///
     /// - Parameter maxMessageBytes: Largest reply accepted; larger ones close the
     ///   connection rather than grow a buffer without bound.
+    /// - Parameter timeout: How long the connection may take (a full listen backlog).
     public static func connect(
         unixPath: String,
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
-        maxMessageBytes: Int = 16 * 1024 * 1024
+        maxMessageBytes: Int = 16 * 1024 * 1024,
+        timeout: Duration = .seconds(10)
     ) async throws -> VarlinkClient {
         do {
             let (channel, replies) = try await ClientBootstrap(group: eventLoopGroup)
+                .connectTimeout(TimeAmount(timeout))
                 .connect(unixDomainSocketPath: unixPath) { channel in
                     channel.eventLoop.makeCompletedFuture {
                         let replies = ClientReplyHandler()

@@ -18,7 +18,29 @@ struct Control {
     static let interface = "io.soundscaped.Player"
     let client: VarlinkClient
 
-    /// Connects, runs `body`, and maps failures to the documented exit codes.
+    /// How long the CLI waits for each thing, so that no command hangs: what it waited
+    /// for is said when it gives up (`Waited`).
+    enum Bound {
+        /// A connection (immediate unless the socket's backlog is full).
+        static let connect: Duration = .seconds(5)
+        /// A reply: a daemon that socket activation is just starting included.
+        static let reply: Duration = .seconds(15)
+        /// `Play`'s reply, which waits until the sound flows at the sink, or the start has
+        /// visibly failed (the daemon's own bound, 3 s after it tried).
+        static let play: Duration = .seconds(30)
+        /// Asking again after `Restarting` (the configuration was mended).
+        static let restarts = 3
+    }
+
+    /// A wait that ran out: what for, and how long.
+    struct Waited: Error {
+        let what: String
+        let bound: Duration
+    }
+
+    /// Connects, runs `body`, and maps failures to the documented exit codes. A daemon that
+    /// answers `Restarting` (its configuration was mended; it starts again with it) is
+    /// asked again, on a new connection.
     static func session(_ options: ConnectionOptions, _ body: (Control) async throws -> Void) async throws {
         let environment = ProcessInfo.processInfo.environment
         guard let path = DaemonPaths.socket(explicit: options.socket, environment: environment) else {
@@ -26,28 +48,39 @@ struct Control {
                 "cannot find the daemon: XDG_RUNTIME_DIR is not set; pass --socket PATH or set SOUNDSCAPED_SOCKET",
                 status: 2)
         }
-        let client: VarlinkClient
-        do {
-            client = try await VarlinkClient.connect(unixPath: path)
-        } catch {
-            fail(
-                """
-                soundscaped is not running (no answer on \(path)).
-                Start it with `soundscaped` (or `systemctl --user start soundscaped`), or point --socket at its socket.
-                """, status: 2)
-        }
-        do {
-            try await body(Control(client: client))
-            await client.close()
-        } catch let error as VarlinkError {
-            await client.close()
-            fail(describe(error), status: 1)
-        } catch let error as ControlFailure {
-            await client.close()
-            fail(error.message, status: 1)
-        } catch let error as VarlinkClientError {
-            await client.close()
-            fail("lost the connection to soundscaped: \(error)", status: 2)
+        for attempt in 1...(Bound.restarts + 1) {
+            let client: VarlinkClient
+            do {
+                client = try await VarlinkClient.connect(unixPath: path, timeout: Bound.connect)
+            } catch {
+                fail(
+                    """
+                    soundscaped is not running (no answer on \(path)).
+                    Start it with `systemctl --user start soundscaped` (or `soundscaped` from a checkout), or point --socket at its socket.
+                    """, status: 2)
+            }
+            do {
+                try await body(Control(client: client))
+                await client.close()
+                return
+            } catch let error as VarlinkError where error.name == "\(interface).Restarting" && attempt <= Bound.restarts {
+                await client.close()
+            } catch let error as VarlinkError {
+                await client.close()
+                fail(describe(error), status: 1)
+            } catch let error as ControlFailure {
+                await client.close()
+                fail(error.message, status: 1)
+            } catch let waited as Waited {
+                fail(
+                    """
+                    soundscaped did not answer within \(waited.bound.components.seconds) s (waiting for \(waited.what)).
+                    See `systemctl --user status soundscaped` and `journalctl --user -u soundscaped`.
+                    """, status: 2)
+            } catch let error as VarlinkClientError {
+                await client.close()
+                fail("lost the connection to soundscaped: \(error)", status: 2)
+            }
         }
     }
 
@@ -94,6 +127,13 @@ struct Control {
             return parameters["reason"]?.stringValue ?? "invalid preference"
         case "\(interface).InvalidConfiguration":
             return "the config file was refused; the daemon keeps its settings: \(parameters["reason"]?.stringValue ?? "?")"
+        case "\(interface).NotConfigured":
+            return """
+                soundscaped is not configured: \(parameters["reason"]?.stringValue ?? "?")
+                Mend it: the daemon reads it again when it changes (and on `soundscapectl reload`) and starts with it.
+                """
+        case "\(interface).Restarting":
+            return "soundscaped is starting again with its mended configuration; it did not answer after \(Bound.restarts) tries"
         case "\(interface).SubscriberTooSlow":
             return "the daemon dropped this event stream because it was read too slowly"
         case "org.varlink.service.InvalidParameter":
@@ -106,7 +146,9 @@ struct Control {
     // MARK: Calls
 
     func play(_ name: String?) async throws -> PlayerStatus {
-        try await statusCall("Play", ["soundscape": name.map(JSONValue.string) ?? .null])
+        try await statusCall(
+            "Play", ["soundscape": name.map(JSONValue.string) ?? .null], bound: Bound.play,
+            waitingFor: "the sound to flow (Play's reply)")
     }
 
     func stop() async throws -> PlayerStatus {
@@ -127,36 +169,82 @@ struct Control {
 
     /// The config file read again; what changed.
     func reload() async throws -> [String] {
-        try await client.call(
-            "\(Self.interface).Reload", parameters: [String: JSONValue](),
-            returning: ReloadReply.self
-        ).changes
+        try await bounded("the reply to Reload") {
+            try await client.call("\(Self.interface).Reload", parameters: [String: JSONValue](), returning: ReloadReply.self).changes
+        }
     }
 
     /// The daemon's version, from `org.varlink.service.GetInfo`.
     func daemonVersion() async throws -> String? {
-        try await client.call("org.varlink.service.GetInfo", parameters: [String: JSONValue]())["version"]?.stringValue
-    }
-
-    func soundscapes() async throws -> SoundscapeListReply {
-        try await client.call(
-            "\(Self.interface).ListSoundscapes", parameters: [String: JSONValue](),
-            returning: SoundscapeListReply.self)
-    }
-
-    func rawCall(_ method: String, _ parameters: [String: JSONValue] = [:]) async throws -> [String: JSONValue] {
-        try await client.call("\(Self.interface).\(method)", parameters: parameters)
-    }
-
-    /// Calls `body` for every Subscribe reply until the stream ends.
-    func followEvents(_ body: ([String: JSONValue]) throws -> Void) async throws {
-        for try await reply in client.callMore("\(Self.interface).Subscribe") {
-            try body(reply)
+        try await bounded("the reply to GetInfo") {
+            try await client.call("org.varlink.service.GetInfo", parameters: [String: JSONValue]())["version"]?.stringValue
         }
     }
 
-    private func statusCall(_ method: String, _ parameters: [String: JSONValue] = [:]) async throws -> PlayerStatus {
-        try await client.call("\(Self.interface).\(method)", parameters: parameters, returning: StatusReply.self).status
+    func soundscapes() async throws -> SoundscapeListReply {
+        try await bounded("the reply to ListSoundscapes") {
+            try await client.call(
+                "\(Self.interface).ListSoundscapes", parameters: [String: JSONValue](),
+                returning: SoundscapeListReply.self)
+        }
+    }
+
+    func rawCall(_ method: String, _ parameters: [String: JSONValue] = [:]) async throws -> [String: JSONValue] {
+        try await bounded("the reply to \(method)") {
+            try await client.call("\(Self.interface).\(method)", parameters: parameters)
+        }
+    }
+
+    /// Calls `body` for every Subscribe reply until the stream ends; the first (the
+    /// snapshot) is waited for within a bound, the rest as long as they take.
+    func followEvents(_ body: ([String: JSONValue]) throws -> Void) async throws {
+        let giveUp = Self.giveUp(on: client, after: Bound.reply)
+        var first = true
+        do {
+            for try await reply in client.callMore("\(Self.interface).Subscribe") {
+                if first {
+                    giveUp.cancel()
+                    first = false
+                }
+                try body(reply)
+            }
+        } catch {
+            giveUp.cancel()
+            if await giveUp.value { throw Waited(what: "the first event (Subscribe's snapshot)", bound: Bound.reply) }
+            throw error
+        }
+    }
+
+    private func statusCall(
+        _ method: String, _ parameters: [String: JSONValue] = [:], bound: Duration = Bound.reply, waitingFor: String? = nil
+    ) async throws -> PlayerStatus {
+        try await bounded(waitingFor ?? "the reply to \(method)", within: bound) {
+            try await client.call("\(Self.interface).\(method)", parameters: parameters, returning: StatusReply.self).status
+        }
+    }
+
+    /// `call`, given up after `bound` (the connection closed under it): a `Waited` naming `what`.
+    private func bounded<T>(_ what: String, within bound: Duration = Bound.reply, _ call: () async throws -> T) async throws -> T {
+        let giveUp = Self.giveUp(on: client, after: bound)
+        do {
+            let result = try await call()
+            giveUp.cancel()
+            return result
+        } catch {
+            giveUp.cancel()
+            if await giveUp.value { throw Waited(what: what, bound: bound) }
+            throw error
+        }
+    }
+
+    /// A timer that closes the connection at `bound` unless cancelled first, which fails
+    /// the call waiting on it; its value says whether it did.
+    private static func giveUp(on client: VarlinkClient, after bound: Duration) -> Task<Bool, Never> {
+        Task {
+            guard (try? await Task.sleep(for: bound)) != nil else { return false }
+            await client.close()
+            return true
+        }
     }
 }
 
