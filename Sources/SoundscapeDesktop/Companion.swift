@@ -113,6 +113,9 @@ public final class Companion {
                 }
                 received(event)
             case .failure(let failure):
+                if failure.description == "io.soundscaped.Player.NotConfigured", let reason = failure.reason {
+                    notConfigured(reason)
+                }
                 disconnected(because: failure.description)
             }
         }
@@ -136,6 +139,12 @@ public final class Companion {
         next.status = event.status
         publish(next)
         perform(alarm.update(event.status, now: .now))
+    }
+
+    /// The daemon answers, but cannot use its configuration: say so once (the alarm decides).
+    private func notConfigured(_ reason: String) {
+        logger.warning("the daemon is not configured: \(reason)")
+        perform(alarm.notConfigured(reason, now: .now))
     }
 
     private func disconnected(because reason: String) {

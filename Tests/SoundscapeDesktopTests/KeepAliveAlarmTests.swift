@@ -39,6 +39,23 @@ import SoundscapeCore
         #expect(restored.first?.incident == broken.first?.incident)
     }
 
+    @Test func aDaemonThatIsNotConfiguredRaisesOneNotificationSayingWhy() {
+        var alarm = KeepAliveAlarm()
+        let reason = "/home/me/.config/soundscaped/soundscaped.conf: line 2: unknown key 'signer-comand'"
+        let broken = shown(alarm.notConfigured(reason, now: origin))
+        #expect(broken.count == 1)
+        #expect(broken.first?.body.contains(reason) == true)
+        #expect(broken.first?.critical == true)
+        // Every reconnect hears it again: nothing more, even after the silence threshold.
+        #expect(shown(alarm.update(nil, now: origin + .seconds(1))).isEmpty)
+        #expect(shown(alarm.notConfigured(reason, now: origin + .seconds(2))).isEmpty)
+        #expect(shown(alarm.tick(now: origin + .seconds(90))).isEmpty)
+        // Mended: the daemon answers with a status, and the incident closes.
+        let restored = shown(alarm.update(status(.playing, flowing: true), now: origin + .seconds(91)))
+        #expect(restored.map(\.summary) == ["Keep-alive restored"])
+        #expect(restored.first?.incident == broken.first?.incident)
+    }
+
     @Test func silenceCountsOnlyAfterTheThresholdAndOnlyWhileSoundIsWanted() {
         var alarm = KeepAliveAlarm()
         let actions = alarm.update(status(.recovering, flowing: false), now: origin)

@@ -12,6 +12,8 @@ import SoundscapeSystem
 final class VarlinkConnection {
     struct Failure: Error, CustomStringConvertible {
         let description: String
+        /// An error reply's `reason` parameter, when it has one (`NotConfigured`'s names the line).
+        var reason: String?
     }
 
     /// A reply: the raw JSON object's bytes, or the error's name.
@@ -89,7 +91,7 @@ final class VarlinkConnection {
         let entry = pending[0]
         if !(entry.more && reply.continues == true) { pending.removeFirst() }
         if let error = reply.error {
-            entry.completion(.failure(Failure(description: error)))
+            entry.completion(.failure(Failure(description: error, reason: reply.parameters?.reason)))
         } else {
             entry.completion(.success(message))
         }
@@ -107,8 +109,13 @@ final class VarlinkConnection {
 /// The envelope of a reply: whether more follow, and the error's name if it is one.
 /// The parameters are decoded by whoever made the call.
 struct VarlinkReply: Decodable {
+    struct Parameters: Decodable {
+        var reason: String?
+    }
+
     var continues: Bool?
     var error: String?
+    var parameters: Parameters?
 
     init(_ bytes: [UInt8]) {
         self =

@@ -9,7 +9,9 @@ import SoundscapeCore
 ///   unhealthy (its health command keeps failing: it may not sign);
 /// - audio should flow (the user wants sound and nothing interrupts it) but has
 ///   not for `silenceThreshold` — PipeWire gone, no usable sink, resume failing;
-/// - the daemon cannot be reached, though the last status wanted a session.
+/// - the daemon cannot be reached, though the last status wanted a session;
+/// - the daemon answers that it is not configured (its config file is broken): at
+///   once, whatever the last status, since nothing plays until the file is mended.
 /// An incident opens when one of these holds and closes with one "restored"
 /// notification once none does. A problem that heals before it was ever shown
 /// raises nothing. A message due less than `minimumInterval` after the last one
@@ -52,6 +54,8 @@ public struct KeepAliveAlarm: Sendable {
     private var lastSent: ContinuousClock.Instant?
     private var lastMessage: Message?
     private var enabled = true
+    /// What the daemon said is wrong with its configuration, until it answers with a status.
+    private var configurationProblem: String?
 
     public init(configuration: Configuration = .init()) {
         self.configuration = configuration
@@ -60,13 +64,22 @@ public struct KeepAliveAlarm: Sendable {
     /// A new status from the daemon; nil when it cannot be reached.
     public mutating func update(_ status: PlayerStatus?, now: ContinuousClock.Instant) -> [Action] {
         self.status = status
-        if let status { lastKnown = status }
+        if let status {
+            lastKnown = status
+            configurationProblem = nil
+        }
         let silent = Self.shouldSound(status, lastKnown: lastKnown) && !(status?.isPlaying ?? false)
         if silent {
             if silentSince == nil { silentSince = now }
         } else {
             silentSince = nil
         }
+        return evaluate(now: now)
+    }
+
+    /// The daemon answered that it is not configured, with `reason` (the file, the line).
+    public mutating func notConfigured(_ reason: String, now: ContinuousClock.Instant) -> [Action] {
+        configurationProblem = reason
         return evaluate(now: now)
     }
 
@@ -91,6 +104,10 @@ public struct KeepAliveAlarm: Sendable {
 
     /// What is wrong now, in words (empty: nothing).
     private func problems(now: ContinuousClock.Instant) -> [String] {
+        if let configurationProblem {
+            // Nothing else is known, nor can play, until the file is mended.
+            return ["soundscaped is not configured: \(configurationProblem). Mend the file; it starts with it."]
+        }
         var problems: [String] = []
         if let signer = status?.signer, signer.state == .failed {
             let name = signer.name ?? "the signer host"
