@@ -45,7 +45,7 @@ public enum Daemon {
             logger.debug("writable-and-executable memory is denied to every thread but the signer's spawner")
         }
         // One daemon per socket and per state directory, decided before either is touched.
-        let locks = try lockInstance(settings, logger: logger)
+        let locks = try lockInstance(socketPath: settings.socketPath, stateDirectory: settings.stateDirectory, logger: logger)
         defer { withExtendedLifetime(locks) {} }
         // Socket activation first, and its variables out of the environment before any
         // thread or child could see them: they are ours alone.
@@ -175,12 +175,12 @@ public enum Daemon {
 
     /// The locks beside the socket and in the state directory (see `InstanceLock`);
     /// another daemon holding either stops this one (exit status 1), naming its pid.
-    private static func lockInstance(_ settings: DaemonSettings, logger: Logger) throws -> [InstanceLock] {
+    static func lockInstance(socketPath: String, stateDirectory: String, logger: Logger) throws -> [InstanceLock] {
         var locks: [InstanceLock] = []
-        let socketDirectory = FileSystem.parent(settings.socketPath)
+        let socketDirectory = FileSystem.parent(socketPath)
         _ = Directories.make(socketDirectory, mode: 0o700)
-        _ = Directories.make(settings.stateDirectory, mode: 0o700)
-        for path in [settings.socketPath + ".lock", FileSystem.join(settings.stateDirectory, "lock")] {
+        _ = Directories.make(stateDirectory, mode: 0o700)
+        for path in [socketPath + ".lock", FileSystem.join(stateDirectory, "lock")] {
             do {
                 if let lock = try InstanceLock.acquire(path) {
                     locks.append(lock)

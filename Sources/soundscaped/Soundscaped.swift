@@ -66,10 +66,37 @@ struct Soundscaped: AsyncParsableCommand {
             PrintSettings.print(json: json, environment: environment, executablePath: executable)
             return
         }
-        let flags = try CommandLineSettings.parse(settingFlags, context: DaemonSettings.context(environment: environment))
-        let settings = try DaemonSettings.resolve(flags: flags, environment: environment, executablePath: executable)
+        let flags: SettingValues
+        let settings: DaemonSettings
+        do {
+            flags = try CommandLineSettings.parse(settingFlags, context: DaemonSettings.context(environment: environment))
+            settings = try DaemonSettings.resolve(flags: flags, environment: environment, executablePath: executable)
+        } catch {
+            try await runNotConfigured(ConfigurationError("\(error)"), environment: environment, executable: executable)
+            return
+        }
         try await Daemon.run(
             settings: settings, flags: flags, environment: environment,
             executablePath: executable, signals: Self.signals, spawner: Self.spawner, hardening: Self.hardening)
+    }
+
+    /// A configuration the daemon cannot use. Run by hand, that is the end (status 1, the
+    /// message on stderr). Socket-activated, it serves the problem until it is mended, then
+    /// starts again in this process (`UnconfiguredDaemon`, `SelfExec`).
+    private func runNotConfigured(_ problem: ConfigurationError, environment: [String: String], executable: String) async throws {
+        guard case .success(_?) = SocketActivation.listeners(environment: environment, pid: getpid()) else { throw problem }
+        // Where the socket and the state are: the flags as far as they parse (a value refused is no place).
+        let flags = (try? CommandLineSettings.parse(settingFlags)) ?? SettingValues()
+        switch try await UnconfiguredDaemon.run(
+            problem: problem, flags: flags, environment: environment, executablePath: executable, signals: Self.signals)
+        {
+        case .stopped:
+            return
+        case .restart(let listener):
+            let failure = await SelfExec.exec(
+                executable: executable, arguments: CommandLine.arguments, environment: environment, listener: listener,
+                spawner: Self.spawner)
+            throw ConfigurationError("cannot start again with the mended configuration: \(failure)")
+        }
     }
 }

@@ -71,21 +71,22 @@ public struct DaemonSettings: Sendable {
             configPath: configPath, releaseStartupPages: !values[Settings.keepStartupPages], values: values)
     }
 
+    /// Where the config file is: `--config`, else `$XDG_CONFIG_HOME/soundscaped/soundscaped.conf`,
+    /// else `~/.config/soundscaped/soundscaped.conf` (nil with neither variable set).
+    public static func configPath(flags: SettingValues, environment: [String: String]) -> String? {
+        if let explicit = flags[Settings.config] { return explicit }
+        if let home = environment["XDG_CONFIG_HOME"], home.hasPrefix("/") { return home + "/soundscaped/soundscaped.conf" }
+        if let home = environment["HOME"], home.hasPrefix("/") { return home + "/.config/soundscaped/soundscaped.conf" }
+        return nil
+    }
+
     /// The config file (empty when the default one does not exist). A bad one is an error naming its line.
     private static func configFile(_ explicit: String?, environment: [String: String]) throws(ConfigurationError)
         -> (ConfigFile, String?)
     {
-        let path: String?
-        if let explicit {
-            path = explicit
-        } else if let home = environment["XDG_CONFIG_HOME"], home.hasPrefix("/") {
-            path = home + "/soundscaped/soundscaped.conf"
-        } else if let home = environment["HOME"], home.hasPrefix("/") {
-            path = home + "/.config/soundscaped/soundscaped.conf"
-        } else {
-            path = nil
-        }
-        guard let path else { return (ConfigFile(), nil) }
+        var flags = SettingValues()
+        if let explicit { flags.set(Settings.config, explicit) }
+        guard let path = configPath(flags: flags, environment: environment) else { return (ConfigFile(), nil) }
         guard let text = FileSystem.text(of: path) else {
             if explicit != nil || FileSystem.exists(path) {
                 throw ConfigurationError("cannot read the config file \(path)")

@@ -158,6 +158,14 @@ enum PlayerErrors {
             parameters: ["soundscape": .string(soundscape), "reason": .string(reason)])
     }
 
+    /// The daemon cannot use its configuration (`UnconfiguredDaemon`): `reason` names the file and line.
+    static func notConfigured(_ reason: String) -> VarlinkError {
+        VarlinkError(name: "\(PlayerInterfaceDefinition.name).NotConfigured", parameters: ["reason": .string(reason)])
+    }
+
+    /// The configuration resolves now and the daemon starts again with it: ask again.
+    static let restarting = VarlinkError(name: "\(PlayerInterfaceDefinition.name).Restarting", parameters: [:])
+
     static func subscriberTooSlow(limit: Int) -> VarlinkError {
         VarlinkError(name: "\(PlayerInterfaceDefinition.name).SubscriberTooSlow", parameters: ["limit": .number(Double(limit))])
     }

@@ -191,6 +191,15 @@ enum PlayerInterfaceDefinition {
         # The subscriber fell more than `limit` events behind and was dropped.
         error SubscriberTooSlow (limit: int)
 
+        # A reload refused the config file (reason: the file, the line, what is wrong);
+        # the daemon keeps the settings it has.
         error InvalidConfiguration (reason: string)
+
+        # The daemon cannot use its configuration and runs not configured: every call is
+        # answered with this (reason: the file, the line, what is wrong) until it is mended.
+        error NotConfigured (reason: string)
+
+        # The configuration was mended: the daemon is starting again with it. Ask again.
+        error Restarting ()
         """
 }

@@ -82,6 +82,17 @@ public final class SystemdNotifierService: Service, Sendable, CustomStringConver
         }
     }
 
+    /// The process is about to become a new image of itself (`SelfExec`): `RELOADING=1`
+    /// now, and no `STOPPING=1` when the services end; the new image's `READY=1` ends the
+    /// reload, so systemd sees one service reloading, never one stopping.
+    public func handOver() {
+        state.withLock { state in
+            guard !state.isStopping else { return }
+            if state.isReady { notifier.reloading() }
+            state.isStopping = true
+        }
+    }
+
     public func reloadEnded() {
         state.withLock { state in
             guard state.isReady, !state.isStopping else { return }
