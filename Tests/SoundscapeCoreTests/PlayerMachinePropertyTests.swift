@@ -109,7 +109,7 @@ import SoundscapeCore
             seen.insert(driver.status.state)
             reasons.formUnion(actions.emits)
         }
-        #expect(seen == [.stopped, .playing, .recovering, .interrupted])
+        #expect(seen == [.stopped, .resuming, .playing, .recovering, .interrupted])
         #expect(
             reasons.isSuperset(of: [
                 .started, .stopped, .resumed, .resumeFailed, .routeChanged,

@@ -20,11 +20,11 @@ import SoundscapeCore
                 .scheduleTick(at: start + D.timeout),
             ])
         #expect(driver.machine.isSettling(now: driver.now))
-        // Still settling: the status does not announce a transient.
+        // Still settling: no event yet, and status says it is on its way (out of silence).
         #expect(
             driver.status
                 == PlayerStatus(
-                    state: .stopped, isPlaying: false, soundscape: D.rain,
+                    state: .resuming, isPlaying: false, soundscape: D.rain,
                     volume: D.half, route: nil, wantsPlaying: true))
 
         // A tick inside the grace period changes nothing.

@@ -248,3 +248,28 @@ import SoundscapeCore
         #expect(Self.probe(&driver).first == .probe(timeout: .seconds(5)))
     }
 }
+
+/// Status says what is true now (issue: "UNHEALTHY (its health check fails)" sat above
+/// "Signer says relays connected", kept from the last check that passed).
+@Suite struct SignerStatusLineTruthTests {
+    typealias D = SignerDriver
+
+    @Test func aPassingChecksLineGoesWhenALaterCheckFails() {
+        var (driver, _) = SignerHealthTests.running(SignerHealthTests.configuration(retries: 3))
+        SignerHealthTests.probe(&driver)
+        driver.send(SignerHealthTests.pass, after: .milliseconds(50))
+        #expect(driver.status.status == "igloo: 3/3 relays")
+        SignerHealthTests.probe(&driver)
+        driver.send(SignerHealthTests.fail, after: .milliseconds(50))
+        #expect(driver.status.status == nil, "one failed check: the line it no longer vouches for goes")
+        #expect(driver.status.health == .healthy, "health itself needs retries failures")
+    }
+
+    @Test func theSignersOwnWordsStayWhenACheckFails() {
+        var (driver, _) = SignerHealthTests.running(SignerHealthTests.configuration(retries: 3))
+        driver.send(.notify(SignerNotification(parsing: Array("STATUS=signing, 2 of 3 peers".utf8))!))
+        SignerHealthTests.probe(&driver)
+        driver.send(SignerHealthTests.fail, after: .milliseconds(50))
+        #expect(driver.status.status == "signing, 2 of 3 peers")
+    }
+}

@@ -116,12 +116,18 @@ import SoundscapeCore
         #expect(driver.status.status == "10000")
     }
 
-    @Test func theStatusLineOutlivesTheInstanceUntilTheNextSpeaks() {
+    /// What an instance said is not said of the next: status shows only what is true now.
+    @Test func theStatusLineEndsWithItsInstance() {
         var driver = D.running(pid: 7)
         driver.send(Self.status("3/3 relays"))
         driver.send(.exited(.signaled(9)), after: .seconds(2))
-        #expect(driver.status.status == "3/3 relays")
+        #expect(driver.status.status == nil)
         #expect(driver.status.state == .restarting)
+        driver.send(.tick, after: .seconds(1))
+        driver.send(.spawned(pid: 8))
+        #expect(driver.status.status == nil)
+        // The next instance's own words are news again, even the same words.
+        #expect(driver.send(Self.status("3/3 relays")) == [.emit(.signerStatus, message: "3/3 relays")])
     }
 
     @Test func statusFromAnInstanceBeingStoppedIsStillHeard() {

@@ -224,7 +224,7 @@ import SoundscapeCore
         let text = String(decoding: try encoder.encode(status), as: UTF8.self)
         #expect(
             text
-                == #"{"ducked":false,"interruptions":[],"isPlaying":true,"keepAwake":null,"noSink":false,"route":null,"signer":null,"soundscape":"rain","state":"playing","volume":40,"wantsPlaying":true}"#
+                == #"{"cuePlaying":false,"ducked":false,"interruptions":[],"isPlaying":true,"keepAwake":null,"noSink":false,"route":null,"signer":null,"soundscape":"rain","state":"playing","volume":40,"wantsPlaying":true}"#
         )
         #expect(try JSONDecoder().decode(PlayerStatus.self, from: Data(text.utf8)) == status)
     }
@@ -257,7 +257,7 @@ import SoundscapeCore
             Set(json.keys) == [
                 "seq", "time", "type", "reason", "message",
                 "state", "isPlaying", "soundscape", "volume", "route", "noSink", "wantsPlaying", "signer",
-                "interruptions", "ducked", "keepAwake",
+                "interruptions", "ducked", "cuePlaying", "keepAwake",
             ])
         #expect(json["seq"] as? Int == 42)
         #expect(json["time"] as? String == "2026-11-20T21:04:05.123Z")

@@ -30,7 +30,7 @@ import Testing
         // Keeping 255's rule must not have cost the documentation of the fields.
         let idl = PlayerInterfaceDefinition.idl
         #expect(idl.hasPrefix("# Control and events of soundscaped"))
-        #expect(idl.contains("#   isPlaying: true only while audio really flows to a sink.\n"))
+        #expect(idl.contains("#   isPlaying: true only while the soundscape really flows to a sink.\n"))
         #expect(idl.contains("# The subscriber fell more than `limit` events behind and was dropped.\nerror SubscriberTooSlow"))
     }
 
@@ -41,7 +41,7 @@ import Testing
         let event = try #require(IDLFields.of(type: "Event", in: idl))
         let statusNames = [
             "state", "isPlaying", "soundscape", "volume", "route", "noSink", "wantsPlaying", "signer", "interruptions",
-            "ducked", "keepAwake",
+            "ducked", "cuePlaying", "keepAwake",
         ]
         #expect(status.map(\.name) == statusNames)
         #expect(event.map(\.name) == ["seq", "time", "type", "reason", "message", "cause"] + status.map(\.name))

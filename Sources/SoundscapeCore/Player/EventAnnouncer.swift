@@ -63,7 +63,8 @@ struct EventAnnouncer: Sendable {
         _ state: PlayerState?, situation: Situation?,
         news: PlayerMachine.Announcement?
     ) -> [PlayerMachine.Action] {
-        guard let state, state != published, let situation else {
+        // `resuming` is a settling start as status shows it: its outcome is the news, not it.
+        guard let state, state != .resuming, state != published, let situation else {
             return news.map { [.emit($0.reason, message: $0.message, cause: $0.cause)] } ?? []
         }
         let previous = published
@@ -95,6 +96,8 @@ struct EventAnnouncer: Sendable {
             } else {
                 reason = .resumeFailed
             }
+        case .resuming:
+            return []
         case .interrupted:
             reason = .interrupted
             cause = situation.interruption?.cause.rawValue

@@ -107,11 +107,15 @@ public struct PlayerMachine: Sendable {
     }
 
     public func status(now: ContinuousClock.Instant) -> PlayerStatus {
-        let state = currentState(now: now) ?? announcer.published
+        // While a start settles the last published state stands (a hiccup is no news), but
+        // for a start out of silence, which is `resuming`: a daemon restoring its session
+        // was `stopped` for its first second.
+        let state = currentState(now: now) ?? ([.stopped, .paused].contains(announcer.published) ? .resuming : announcer.published)
         var status = PlayerStatus(
             state: state, isPlaying: state == .playing, soundscape: desired.soundscape,
             volume: desired.volume, route: route, wantsPlaying: desired.wantsPlaying
         )
+        if case .active(.signerDownCue, streaming: true, _) = output { status.cuePlaying = true }
         status.interruptions = interruptions(now: now).sorted().map(\.rawValue)
         status.ducked = ducking
         status.noSink = policy.noUsableSink

@@ -10,6 +10,9 @@ public enum PlayerState: String, Sendable, Codable, CaseIterable {
     case recovering
     /// The user paused: no sound, but the keep-alive session (and its signer host) goes on.
     case paused
+    /// The user wants playback and it is starting: a play, a return after an interruption,
+    /// or the daemon resuming its saved session; sound follows in a moment (or `resumeFailed`).
+    case resuming
 }
 
 /// Why an event was sent. The first words are the phone app's, so a signer

@@ -21,6 +21,9 @@ public struct PlayerStatus: Sendable, Equatable, Codable {
     public var interruptions: [String] = []
     /// Whether the volume is lowered for a call (interruption mode `duck`).
     public var ducked = false
+    /// The sink carries the signer-down cue (interrupted by `signerDown`, with the
+    /// `signer-down-sound` preference `cue`): audio flows, but not the soundscape.
+    public var cuePlaying = false
     /// The sleep inhibitor, present while the `keep-awake` preference is on.
     public var keepAwake: KeepAwakeStatus?
 
@@ -38,7 +41,8 @@ public struct PlayerStatus: Sendable, Equatable, Codable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case state, isPlaying, soundscape, volume, route, noSink, wantsPlaying, signer, interruptions, ducked, keepAwake
+        case state, isPlaying, soundscape, volume, route, noSink, wantsPlaying, signer, interruptions, ducked, cuePlaying,
+            keepAwake
     }
 
     public init(from decoder: any Decoder) throws {
@@ -53,6 +57,7 @@ public struct PlayerStatus: Sendable, Equatable, Codable {
         signer = try container.decodeIfPresent(SignerStatus.self, forKey: .signer)
         interruptions = try container.decodeIfPresent([String].self, forKey: .interruptions) ?? []
         ducked = try container.decodeIfPresent(Bool.self, forKey: .ducked) ?? false
+        cuePlaying = try container.decodeIfPresent(Bool.self, forKey: .cuePlaying) ?? false
         keepAwake = try container.decodeIfPresent(KeepAwakeStatus.self, forKey: .keepAwake)
     }
 
@@ -69,6 +74,7 @@ public struct PlayerStatus: Sendable, Equatable, Codable {
         try container.encode(signer, forKey: .signer)
         try container.encode(interruptions, forKey: .interruptions)
         try container.encode(ducked, forKey: .ducked)
+        try container.encode(cuePlaying, forKey: .cuePlaying)
         try container.encode(keepAwake, forKey: .keepAwake)
     }
 }

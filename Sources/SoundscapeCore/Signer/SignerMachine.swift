@@ -173,6 +173,7 @@ public struct SignerMachine: Sendable {
             }
         if let errno = instance?.errno { lastExit! += " (it reported errno \(errno))" }
         lastExitSignal = reason.signalName
+        statusLine.instanceEnded()
         // A signal right after the start: name the likely cause and what to change.
         if let instance, case .running = phase,
             let advice = SignerCrash.advice(
@@ -221,14 +222,14 @@ public struct SignerMachine: Sendable {
                 actions.append(.emit(.signerReady, message: nil))
             }
             phase = .running(instance)
-            if let text = notification.status { actions += statusLine.set(text, now: now) }
+            if let text = notification.status { actions += statusLine.set(text, from: .signer, now: now) }
             if notification.watchdogTrigger {
                 actions += stopFailed(instance, now: now, quick: false, news: (.signerHung, "it sent WATCHDOG=trigger"))
             }
         case .stopping(var instance, let killAt, let restart):
             if let errno = notification.errno { instance.errno = errno }
             phase = .stopping(instance, killAt: killAt, restart: restart)
-            if let text = notification.status { actions += statusLine.set(text, now: now) }
+            if let text = notification.status { actions += statusLine.set(text, from: .signer, now: now) }
         default:
             break
         }
@@ -238,17 +239,20 @@ public struct SignerMachine: Sendable {
     private mutating func probed(_ result: SignerProbeResult, now: ContinuousClock.Instant) -> [Action] {
         var (actions, outcome) = health.finished(result, now: now)
         switch outcome {
-        case .none, .failed:
+        case .none:
             break
+        case .failed:
+            statusLine.checkFailed()
         case .passed(let output, let recovered):
             verdict.proven()
             if case .running(var instance) = phase {
                 instance.passed = true
                 phase = .running(instance)
             }
-            if let output { actions += statusLine.set(output, now: now) }
+            if let output { actions += statusLine.set(output, from: .check, now: now) }
             if recovered { actions.append(.emit(.signerHealthy, message: nil)) }
         case .unhealthy(let reason, let count, let restart, let news):
+            statusLine.checkFailed()
             let message = "\(count) failed health check\(count == 1 ? "" : "s") in a row: \(reason)"
             if restart, case .running(let instance) = phase {
                 actions += stopFailed(

@@ -33,6 +33,7 @@ enum PlayerInterfaceDefinition {
         "signer: ?Signer",
         "interruptions: []string",
         "ducked: bool",
+        "cuePlaying: ?bool",
         "keepAwake: ?KeepAwake",
     ]
 
@@ -57,13 +58,15 @@ enum PlayerInterfaceDefinition {
         interface io.soundscaped.Player
 
         # What the daemon does now.
-        #   isPlaying: true only while audio really flows to a sink.
+        #   state: resuming while a start settles (a play, a return, the saved session at start).
+        #   isPlaying: true only while the soundscape really flows to a sink.
         #   route: node.name of the sink we play to, null while not linked.
         #   noSink: the graph has no sink to play to (no sound device); null from older daemons.
         #   wantsPlaying: what the user asked for; survives interruptions and restarts.
         #   signer: the signer host, null when none is configured.
         #   interruptions: what interrupts playback now.
         #   ducked: the volume is lowered for a call (interruption mode duck).
+        #   cuePlaying: the sink carries the signer-down cue (signing is down); null from older daemons.
         #   keepAwake: the sleep inhibitor; null while the keep-awake preference is off.
         type Status (
           \(fields(statusFields))

@@ -14,10 +14,12 @@ public enum SystemdStatusLine {
             line = "Stopped (\(what) when played)"
         case .playing where status.isPlaying:
             line = "Playing \(what)" + (status.route.map { " on \($0)" } ?? "")
-        case .playing:
+        case .playing, .resuming:
             line = "Starting \(what)"
         case .paused:
             line = "Paused (\(what) when resumed); the session goes on"
+        case .interrupted where status.cuePlaying:
+            line = "Signer down: the cue plays; \(what) resumes when signing is back"
         case .interrupted:
             line = "Interrupted; \(what) resumes when allowed"
         case .recovering:

@@ -36,7 +36,7 @@ public struct MPRISModel: Sendable, Equatable {
     public var playbackStatus: String {
         guard let status else { return "Stopped" }
         switch status.state {
-        case .playing, .recovering: return "Playing"
+        case .playing, .recovering, .resuming: return "Playing"
         case .paused, .interrupted: return "Paused"
         case .stopped: return "Stopped"
         }

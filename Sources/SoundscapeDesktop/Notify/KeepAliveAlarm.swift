@@ -99,7 +99,7 @@ public struct KeepAliveAlarm: Sendable {
             guard let lastKnown else { return false }
             return lastKnown.wantsPlaying && lastKnown.state != .paused
         }
-        return status.wantsPlaying && (status.state == .playing || status.state == .recovering)
+        return status.wantsPlaying && [.playing, .recovering, .resuming].contains(status.state)
     }
 
     /// What is wrong now, in words (empty: nothing).
