@@ -11,10 +11,7 @@ import Varlink
 enum Output {
     static func describe(_ status: PlayerStatus) {
         var rows: [(String, String)] = [
-            (
-                "State",
-                status.state.rawValue + (status.state != .stopped && status.state != .paused && !status.isPlaying ? " (no audio flowing)" : "")
-            ),
+            ("State", state(of: status)),
             ("Soundscape", status.soundscape.rawValue),
             ("Volume", "\(status.volume.percent)%"),
             ("Route", status.route ?? (status.noSink ? "— (no sink to play to; waiting for one)" : "—")),
@@ -32,7 +29,9 @@ enum Output {
             case .healthy: text += ", healthy"
             case .unhealthy: text += ", UNHEALTHY (its health check fails)"
             }
-            if let lastExit = signer.lastExit { text += ", last \(lastExit)" }
+            // How the last instance ended explains a signer that is not running; once a later
+            // one runs, it is history (`status --json` keeps it as lastExit), not the headline.
+            if let lastExit = signer.lastExit, signer.pid == nil { text += ", last \(lastExit)" }
             rows.append(("Signer", text))
             if let said = signer.status { rows.append(("Signer says", said)) }
         }
@@ -48,6 +47,16 @@ enum Output {
         }
         for (label, value) in rows {
             print(label.padded(to: 12) + value)
+        }
+    }
+
+    /// The state, with what the sink carries when that is not plain.
+    static func state(of status: PlayerStatus) -> String {
+        if status.cuePlaying { return "\(status.state.rawValue) (signer down: the cue plays)" }
+        switch status.state {
+        case .stopped, .paused: return status.state.rawValue
+        case .resuming: return "resuming (sound follows in a moment)"
+        case .playing, .interrupted, .recovering: return status.state.rawValue + (status.isPlaying ? "" : " (no audio flowing)")
         }
     }
 

@@ -197,9 +197,22 @@ struct SignerTests {
                 (signerAlive["detail"] as? String)?.hasPrefix("signing is down (failed): signer host failed (last exited with status 5)") == true,
                 "\(signerAlive)")
 
+            // What the sink carries is said: the cue, not "no audio flowing".
+            try waitUntil(timeout: .seconds(5), "status to say the cue plays") {
+                try setup.daemon.status()["cuePlaying"] as? Bool == true
+            }
+            let cue = try setup.daemon.must("status").stdout
+            #expect(cue.contains("interrupted (signer down: the cue plays)"), "\(cue)")
+            #expect(!cue.contains("no audio flowing"), "\(cue)")
+
             try setup.daemon.must("play")
             let fresh = try events.next(reason: "signerStarted")
             #expect((fresh["signer"] as? [String: Any])?["restarts"] as? Int == 0)
+            // The failure belonged to the instances before: history in JSON, not the headline.
+            let running = try setup.daemon.must("status").stdout
+            #expect(running.contains("Signer      running, pid \(Self.pid(of: fresh) ?? 0), 0 restarts"), "\(running)")
+            #expect(!running.contains("exited with status 5"), "\(running)")
+            #expect((try setup.daemon.status()["signer"] as? [String: Any])?["lastExit"] as? String == "exited with status 5")
             events.stop()
         }
     }
