@@ -107,18 +107,19 @@ use_config igloo-server-env-file /usr/local/bin/igloo-server \
     127.0.0.1:8002 "127.0.0.1:$port" /home/me/.config/igloo-server/credentials.env "$WORK/signers/credentials.env"
 mark=$(events_mark)
 ctl play >/dev/null
-await_event 10 "$mark" signerStatus message=true
+await_event 10 "$mark" signerStarted
 igloo_credentials() { curl -fsS "http://127.0.0.1:$port/api/status" | python3 -c 'import json, sys; c = json.load(sys.stdin)["credentials"]; print(c["GROUP_CRED"], c["SHARE_CRED"])'; }
-[ "$(igloo_credentials)" = "$(sha16 "$group") $(sha16 "$share")" ] \
-    || die "igloo-server did not get the env file's credentials: $(igloo_credentials) (want $(sha16 "$group") $(sha16 "$share"))"
+igloo_has() { [ "$(igloo_credentials)" = "$(sha16 "$1") $(sha16 "$2")" ]; }
+wait_for 10 "igloo-server to report the env file's credentials" igloo_has "$group" "$share"
+igloo_healthy() { [ "$(signer_field health)" = healthy ]; }
+wait_for 10 "igloo-server's health check to pass" igloo_healthy
 # Read at every start: a new SHARE_CRED reaches the next instance without a reload.
 new_share="bfshare1-rotated-$RANDOM$RANDOM"
 printf '%s\n' "GROUP_CRED=$group" "SHARE_CRED=$new_share" > "$WORK/signers/credentials.env"
 mark=$(events_mark)
 kill "$(signer_field pid)"
 await_event 10 "$mark" signerStarted
-await_event 10 "$mark" signerStatus message=true
-[ "$(igloo_credentials)" = "$(sha16 "$group") $(sha16 "$new_share")" ] || die "the next start did not read the env file anew"
+wait_for 10 "the next start to read the env file anew" igloo_has "$group" "$new_share"
 for secret in "$group" "$share" "$new_share"; do
     ! grep -qF "$secret" "$WORK/daemon.log" "$EVENTS" || die "a credential is in the daemon's log or its events"
     ! ctl status --json | grep -qF "$secret" || die "a credential is in soundscapectl status --json"
