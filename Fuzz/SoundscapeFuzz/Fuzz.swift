@@ -1,6 +1,6 @@
 // libFuzzer targets for every parser that takes bytes from outside the daemon.
 // Built by scripts/fuzz with `-sanitize=fuzzer,address -D FUZZING`; the target is
-// chosen by $SOUNDSCAPE_FUZZ_TARGET (one binary, one build, seven targets):
+// chosen by $SOUNDSCAPE_FUZZ_TARGET (one binary, one build, eight targets):
 //   varlink-frames    the control socket's NUL framing, fed in chunks the fuzzer chooses
 //   varlink-request   a call message: JSON (deep nesting included) and the call's shape
 //   config            the config file, with its shell-word splitting
@@ -8,6 +8,7 @@
 //   manifest          a soundscape directory's manifest.json
 //   signer-lines      the signer host's output, split into lines, in chunks
 //   notify-message    a datagram on a signer's NOTIFY_SOCKET (sd_notify), and its status line
+//   env-file          a signer-env-file (systemd's EnvironmentFile= syntax)
 // Each checks properties, not only "no crash": a precondition failure is a finding.
 // Every crash found becomes a regression test (Tests/*/FuzzRegressionTests.swift).
 #if FUZZING
@@ -50,6 +51,7 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     case "manifest": FuzzTargets.manifest(bytes)
     case "signer-lines": FuzzTargets.signerLines(bytes)
     case "notify-message": FuzzTargets.notifyMessage(bytes)
+    case "env-file": FuzzTargets.environmentFile(bytes)
     default:
         let message = "set SOUNDSCAPE_FUZZ_TARGET to one of \(FuzzTargets.names.joined(separator: ", "))\n"
         _ = message.utf8CString.withUnsafeBufferPointer { write(2, $0.baseAddress, $0.count - 1) }

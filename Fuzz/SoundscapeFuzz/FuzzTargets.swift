@@ -9,7 +9,7 @@ import SoundscapeCore
 enum FuzzTargets {
     static let names = [
         "varlink-frames", "varlink-request", "config", "ogg-pages", "manifest", "signer-lines",
-        "notify-message",
+        "notify-message", "env-file",
     ]
 
     /// The first byte chooses where the rest is cut into reads; the frames must be
@@ -146,6 +146,38 @@ enum FuzzTargets {
             precondition(!line.unicodeScalars.contains { $0.properties.generalCategory == .control }, "a control character kept")
             precondition(line == SignerStatus.line(line), "cleaning a clean line changed it")
         }
+    }
+
+    /// A signer-env-file: parsed, or refused naming a line the file has; every name a valid
+    /// variable name on a line the file has; and the variables, written back double-quoted
+    /// (escaping what systemd unescapes there), parse to the same variables.
+    static func environmentFile(_ bytes: [UInt8]) {
+        let lines = bytes.filter { $0 == UInt8(ascii: "\n") }.count + 1
+        let assignments: [EnvironmentFile.Assignment]
+        do {
+            assignments = try EnvironmentFile.parse(bytes)
+        } catch {
+            precondition(error.line >= 1 && error.line <= lines, "a refusal names line \(error.line) of \(lines)")
+            return
+        }
+        for assignment in assignments {
+            precondition(SettingParsers.isVariableName(assignment.name), "an invalid name taken")
+            precondition(assignment.line >= 1 && assignment.line <= lines, "an assignment on line \(assignment.line) of \(lines)")
+        }
+        let variables = EnvironmentFile.variables(assignments)
+        var written = ""
+        for (name, value) in variables.sorted(by: { $0.key < $1.key }) {
+            var quoted = ""
+            for character in value.unicodeScalars {
+                if "\"\\`$".unicodeScalars.contains(character) { quoted.unicodeScalars.append("\\") }
+                quoted.unicodeScalars.append(character)
+            }
+            written += "\(name)=\"\(quoted)\"\n"
+        }
+        guard let again = try? EnvironmentFile.parse(Array(written.utf8)) else {
+            preconditionFailure("the variables written back do not parse")
+        }
+        precondition(EnvironmentFile.variables(again) == variables, "the variables written back parse differently")
     }
 
     /// `bytes` cut into reads at points drawn from `seed`.

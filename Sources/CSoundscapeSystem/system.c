@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 // Layouts the Swift side relies on, checked where the shims are compiled (as
@@ -95,4 +96,9 @@ size_t scs_cmsg_space(size_t length) {
 
 int scs_pidfd_open(pid_t pid) {
     return (int)syscall(SYS_pidfd_open, pid, 0);
+}
+
+long scs_statfs_type(const char *path) {
+    struct statfs info;
+    return statfs(path, &info) == 0 ? (long)info.f_type : -1;
 }

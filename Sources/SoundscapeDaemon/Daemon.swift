@@ -83,6 +83,8 @@ public enum Daemon {
         let hub = EventHub(initialStatus: nil)
         let ownGroup = EventLoopConcurrency.isInstalled ? nil : MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let eventLoopGroup: any EventLoopGroup = ownGroup ?? EventLoopConcurrency.eventLoopGroup
+        // Credentials a daemon that crashed left for its signer (whether or not one is configured now).
+        SignerSecrets.removeStale(besideSocket: options.socketPath)
         let makeSignerHost: @Sendable (SignerConfiguration) throws -> SignerHost = { configuration in
             try SignerHost(
                 configuration: configuration, baseEnvironment: environment, socketPath: options.socketPath,

@@ -147,7 +147,10 @@ import Synchronization
             let block = part.dropFirst(fence.count).components(separatedBy: "```")[0]
             tested[name] = try ConfigFile(parsing: block)
         }
-        #expect(Set(tested.keys) == ["nip46-bunker", "bifrost-host", "passphrase-stdin", "igloo-server"])
+        #expect(
+            Set(tested.keys) == [
+                "nip46-bunker", "bifrost-host", "passphrase-stdin", "igloo-server", "igloo-server-env-file", "keyring-passphrase",
+            ])
         let taken = Set(
             check.components(separatedBy: "\n").compactMap { line -> String? in
                 let words = line.split(separator: " ")
@@ -158,6 +161,9 @@ import Synchronization
         #expect(tested["bifrost-host"]?.values[Settings.signerStopSignal] == .int)
         #expect(tested["passphrase-stdin"]?.values[Settings.signerStdin] == .file("/home/me/.config/my-signer/passphrase"))
         #expect(tested["nip46-bunker"]?.values[Settings.signerStdin] == .null)
+        #expect(tested["igloo-server-env-file"]?.values[Settings.signerEnvironmentFiles] == ["/home/me/.config/igloo-server/credentials.env"])
+        let keyring = try #require(tested["keyring-passphrase"]?.values[Settings.signerCommand])
+        #expect(keyring.count == 3 && keyring[0] == "sh" && keyring[2].hasPrefix("passphrase=$(secret-tool lookup service my-signer)"))
         #expect(
             tested["igloo-server"]?.values[Settings.signerHealthCommand]
                 == ["sh", "-c", "curl -fsS http://127.0.0.1:8002/api/status | jq -e .health.isConnected"])

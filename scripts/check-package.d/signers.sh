@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# Signers under the packaged units: four as docs/signer.md configures them, one
+# Signers under the packaged units: six as docs/signer.md configures them, one
 # speaking sd_notify, and signer-crash-limit = 0.
 #
 # docs/signer.md's blocks are taken from the page by scripts/doc-config.py, with
@@ -8,6 +8,11 @@
 # - a signer reading a passphrase on stdin (signer-stdin = file:) gets it;
 # - igloo-server's status endpoint as the health command (curl | jq -e):
 #   healthy, unhealthy and down while isConnected is false, restored after;
+# - igloo-server's credentials from signer-env-file: both reach it, a changed
+#   file reaches the next start, and neither is in the log, events or status;
+# - a passphrase from a real GNOME Keyring (secret-tool lookup) on the signer's
+#   stdin, in no argument or environment; with the keyring locked, a failed
+#   start named in the log, signing down (the cue), and retries;
 # - a real NIP-46 bunker (nostr-sdk 0.37.0) signs for a NIP-46 app while the
 #   soundscape plays; SIGSTOPped, its health check (a sign request) fails, the
 #   cue replaces the soundscape at the sink, it is restarted, and signing and
@@ -90,6 +95,84 @@ mark=$(events_mark)
 rm "$WORK/signers/igloo-disconnected"
 await_event 10 "$mark" signerHealthy
 await_event 5 "$mark" signerRestored
+
+say "igloo-server's credentials from signer-env-file"
+# sha16 TEXT: the first 16 hex digits of TEXT's SHA-256, as the stand-ins report them.
+sha16() { printf %s "$1" | sha256sum | cut -c1-16; }
+group="bfgroup1-check-$RANDOM$RANDOM" share="bfshare1 check $RANDOM$RANDOM"
+printf '%s\n' "# check-package" "GROUP_CRED=$group" "SHARE_CRED=\"$share\"" > "$WORK/signers/credentials.env"
+chmod 600 "$WORK/signers/credentials.env"
+use_config igloo-server-env-file /usr/local/bin/igloo-server \
+    "/usr/bin/python3 $FIXTURES/signers/igloo-server.py --port $port --disconnected-if $WORK/signers/igloo-disconnected --credentials-from-env" \
+    127.0.0.1:8002 "127.0.0.1:$port" /home/me/.config/igloo-server/credentials.env "$WORK/signers/credentials.env"
+mark=$(events_mark)
+ctl play >/dev/null
+await_event 10 "$mark" signerStarted
+igloo_credentials() { curl -fsS "http://127.0.0.1:$port/api/status" | python3 -c 'import json, sys; c = json.load(sys.stdin)["credentials"]; print(c["GROUP_CRED"], c["SHARE_CRED"])'; }
+igloo_has() { [ "$(igloo_credentials)" = "$(sha16 "$1") $(sha16 "$2")" ]; }
+wait_for 10 "igloo-server to report the env file's credentials" igloo_has "$group" "$share"
+igloo_healthy() { [ "$(signer_field health)" = healthy ]; }
+wait_for 10 "igloo-server's health check to pass" igloo_healthy
+# Read at every start: a new SHARE_CRED reaches the next instance without a reload.
+new_share="bfshare1-rotated-$RANDOM$RANDOM"
+printf '%s\n' "GROUP_CRED=$group" "SHARE_CRED=$new_share" > "$WORK/signers/credentials.env"
+mark=$(events_mark)
+kill "$(signer_field pid)"
+await_event 10 "$mark" signerStarted
+wait_for 10 "the next start to read the env file anew" igloo_has "$group" "$new_share"
+for secret in "$group" "$share" "$new_share"; do
+    ! grep -qF "$secret" "$WORK/daemon.log" "$EVENTS" || die "a credential is in the daemon's log or its events"
+    ! ctl status --json | grep -qF "$secret" || die "a credential is in soundscapectl status --json"
+done
+say "  the signer got both (SHA-256 from its status endpoint); neither is in the log, the events or the status"
+
+say "A passphrase from the desktop keyring (GNOME Keyring, secret-tool)"
+# A real gnome-keyring-daemon on the session's bus, its login keyring in the check's home,
+# unlocked with a known password (as a desktop login does); a control directory of its
+# own, apart from any the user manager's gnome-keyring-daemon.socket holds.
+keyring_password="keyring-$RANDOM$RANDOM" passphrase="keyring passphrase $RANDOM$RANDOM"
+mkdir -p "$WORK/keyring"
+start_keyring() {
+    # shellcheck disable=SC2086  # $1: the options, or none
+    printf '%s' "$keyring_password" | DBUS_SESSION_BUS_ADDRESS=unix:path=$XDG_RUNTIME_DIR/bus \
+        gnome-keyring-daemon --foreground --replace --components=secrets --control-directory="$WORK/keyring" $1 \
+        > "$WORK/keyring/daemon.log" 2>&1 &
+    KEYRING=$!
+    BACKGROUND+=("$KEYRING")
+    wait_for 10 "gnome-keyring-daemon on the bus" busctl --user --address="unix:path=$XDG_RUNTIME_DIR/bus" status org.freedesktop.secrets
+}
+start_keyring --unlock
+printf '%s' "$passphrase" | DBUS_SESSION_BUS_ADDRESS=unix:path=$XDG_RUNTIME_DIR/bus \
+    secret-tool store --label='my-signer passphrase' service my-signer || die "secret-tool could not store the passphrase"
+use_config keyring-passphrase /usr/local/bin/my-signer "/usr/bin/python3 $FIXTURES/signers/passphrase-signer.py"
+mark=$(events_mark)
+ctl play >/dev/null
+await_event 10 "$mark" signerStatus "message=unlocked (passphrase sha256 $(sha16 "$passphrase"))"
+group_of_signer=$(ps -o pgid= -p "$(signer_field pid)" | tr -d ' ')
+for pid in $(pgrep -g "$group_of_signer"); do
+    ! grep -qF "$passphrase" "/proc/$pid/cmdline" "/proc/$pid/environ" 2>/dev/null \
+        || die "the passphrase is in the arguments or environment of $(tr '\0' ' ' < "/proc/$pid/cmdline")"
+done
+say "  the signer read the keyring's passphrase on stdin; no argument or environment in its group holds it"
+# After an autologin the login keyring stays locked: with no prompt possible the lookup fails.
+kill "$KEYRING"
+wait "$KEYRING" 2>/dev/null || true
+ctl stop >/dev/null
+printf '%s\n' "signer-start-grace = 2" "signer-restart-delay = 0.5" >> "$CONFIG"
+systemctl_user reload soundscaped.service
+start_keyring ""
+mark=$(events_mark)
+ctl play >/dev/null
+await_event 10 "$mark" signerExited "message=exited with status 1"
+grep -q "stderr: no passphrase from the keyring (locked?)" "$WORK/daemon.log" \
+    || die "a locked keyring's failed start is not named in the log"
+await_event 10 "$mark" signerDown
+await_event 10 "$mark" signerRestarting
+ctl status --json | grep -q '"signerDown"' || die "signing is down but the status has no signerDown interruption"
+! grep -qF "$passphrase" "$WORK/daemon.log" "$EVENTS" || die "the passphrase is in the daemon's log or its events"
+say "  locked: the start fails (named in the log), signing is down, the cue plays, and it is retried"
+kill "$KEYRING"
+ctl stop >/dev/null
 
 say "A signer speaking sd_notify (python3-sdnotify): READY=1, STATUS= and WATCHDOG=1 under the unit"
 # The tests' fixture signer (Tests/EndToEndTests/Fixtures/fixture-signer.py), which

@@ -64,3 +64,7 @@ size_t scs_cmsg_space(size_t length);
 /// `pidfd_open(pid, 0)` (by syscall: glibc 2.36's wrapper needs _GNU_SOURCE): a descriptor
 /// that polls readable once `pid` has exited, so a wait can have a deadline.
 int scs_pidfd_open(pid_t pid);
+
+/// `statfs(path)`'s `f_type` (sys/vfs.h, which Swift's Glibc module does not import): the
+/// file system's magic number (TMPFS_MAGIC, RAMFS_MAGIC …), or -1 with errno set.
+long scs_statfs_type(const char *path);

@@ -98,7 +98,7 @@ public struct SettingError: Error, Sendable, Equatable, CustomStringConvertible 
 }
 
 /// What parsing may ask of the system: the home directory for a leading `~`, and
-/// checks of files and programs. Without them (the default) parsing stays pure:
+/// checks of files, programs and the daemon's own credentials. Without them (the default) parsing stays pure:
 /// `~` is refused and nothing on disk is looked at.
 public struct SettingContext: Sendable {
     /// `$HOME`, which a leading `~` in a path or a command's word stands for.
@@ -107,14 +107,18 @@ public struct SettingContext: Sendable {
     public var checkSecretFile: (@Sendable (String) -> String?)?
     /// What is wrong with a command's program (not found, not executable; nil: fine).
     public var checkProgram: (@Sendable (_ program: String, _ workingDirectory: String?) -> String?)?
+    /// Why the daemon's own credential of this name cannot be passed on (nil: it can).
+    public var checkInheritedCredential: (@Sendable (_ name: String) -> String?)?
 
     public init(
         home: String? = nil, checkSecretFile: (@Sendable (String) -> String?)? = nil,
-        checkProgram: (@Sendable (String, String?) -> String?)? = nil
+        checkProgram: (@Sendable (String, String?) -> String?)? = nil,
+        checkInheritedCredential: (@Sendable (String) -> String?)? = nil
     ) {
         self.home = home
         self.checkSecretFile = checkSecretFile
         self.checkProgram = checkProgram
+        self.checkInheritedCredential = checkInheritedCredential
     }
 }
 

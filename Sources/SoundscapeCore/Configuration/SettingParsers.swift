@@ -134,6 +134,36 @@ public enum SettingParsers {
         return stdin
     }
 
+    /// `[path]` of a file that holds secrets (`signer-env-file`), checked with `context.checkSecretFile`.
+    public static func secretFile(_ text: String, _ name: String, _ context: SettingContext) throws(SettingError) -> [String] {
+        let path = try path(text, name, context)
+        if let problem = context.checkSecretFile?(path) { throw SettingError("\(name) \(path): \(problem)") }
+        return [path]
+    }
+
+    /// `[credential]` from `NAME:PATH` or `NAME` (`signer-credential`); a file is checked with
+    /// `context.checkSecretFile` (a leading `~/` of its path is the home directory), the
+    /// daemon's own credential with `context.checkInheritedCredential`.
+    public static func credential(_ text: String, _ name: String, _ context: SettingContext) throws(SettingError) -> [SignerCredential] {
+        var text = text
+        if let colon = text.firstIndex(of: ":"), text[text.index(after: colon)...].hasPrefix("~") {
+            text = String(text[...colon]) + (try expandHome(String(text[text.index(after: colon)...]), name, context))
+        }
+        let credential: SignerCredential
+        switch SignerCredential.parse(text) {
+        case .success(let parsed): credential = parsed
+        case .failure(let error):
+            throw SettingError(error.description.hasPrefix("expects") ? "\(name) \(error)" : "\(name): \(error)")
+        }
+        switch credential.source {
+        case .file(let path):
+            if let problem = context.checkSecretFile?(path) { throw SettingError("\(name) \(credential): \(problem)") }
+        case .inherited:
+            if let problem = context.checkInheritedCredential?(credential.name) { throw SettingError("\(name) \(credential): \(problem)") }
+        }
+        return [credential]
+    }
+
     /// `AF_UNIX AF_INET` (spaces or commas between), or `none`.
     public static func addressFamilies(_ text: String, _ name: String, _: SettingContext) throws(SettingError) -> Set<AddressFamily>? {
         let words = text.split { $0 == " " || $0 == "," || $0 == "\t" }

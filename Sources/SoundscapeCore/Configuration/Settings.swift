@@ -23,6 +23,18 @@ public enum Settings {
         parse: P.assignment, accumulate: { $0.merging($1) { $1 } },
         // Names only: a value may be a secret.
         format: { $0.isEmpty ? P.none : $0.keys.sorted().joined(separator: ", ") })
+    public static let signerEnvironmentFiles = Setting<[String]>(
+        "signer-env-file", valueName: "PATH", default: [], effect: .signerNextStart,
+        help:
+            "A file of NAME=VALUE lines (systemd's EnvironmentFile= syntax) added to the signer host's environment, read at each of its starts (repeatable; a file of yours, chmod 600).",
+        parse: P.secretFile, accumulate: { $0 + $1 }, format: { $0.isEmpty ? P.none : $0.joined(separator: ", ") })
+    public static let signerCredentials = Setting<[SignerCredential]>(
+        "signer-credential", valueName: "NAME[:PATH]", default: [], effect: .signerNextStart,
+        help:
+            "A credential the signer host reads from $CREDENTIALS_DIRECTORY/NAME, as systemd's LoadCredential= gives one: PATH's bytes (a file of yours, chmod 600), or without :PATH the one soundscaped.service was given (repeatable).",
+        parse: P.credential, accumulate: SignerCredential.merged,
+        // Names and paths, never what the files hold.
+        format: { $0.isEmpty ? P.none : $0.map(\.description).joined(separator: ", ") })
     public static let signerKeepRunning = Setting<Bool>(
         "signer-keep-running", valueName: "true|false", default: false, effect: .now, isSwitch: true,
         help: "Keep the signer host running while audio is stopped, once a session began.",
@@ -154,7 +166,8 @@ public enum Settings {
 
     /// The table, in the order the docs and `--help` list it.
     public static let all: [any AnySetting] = [
-        signerCommand, signerDirectory, signerEnvironment, signerKeepRunning, signerStdin, signerStopSignal,
+        signerCommand, signerDirectory, signerEnvironment, signerEnvironmentFiles, signerCredentials, signerKeepRunning, signerStdin,
+        signerStopSignal,
         signerStopTimeout, signerType, signerLivenessTimeout, signerRestartDelay, signerRestartMaxDelay,
         signerCrashLimit, signerHealthCommand, signerHealthInterval, signerHealthTimeout, signerHealthRetries,
         signerRestartOnUnhealthy, signerStartGrace, signerMemoryDenyWriteExecute, signerAddressFamilies,

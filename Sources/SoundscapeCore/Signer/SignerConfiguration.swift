@@ -8,6 +8,10 @@ public struct SignerConfiguration: Sendable, Equatable {
     public var workingDirectory: String?
     /// Added to (and overriding) the daemon's environment.
     public var environment: [String: String]
+    /// Files of `NAME=VALUE` lines (`EnvironmentFile`), read at every start, over `environment`.
+    public var environmentFiles: [String]
+    /// What it finds in `$CREDENTIALS_DIRECTORY`, written anew for every start.
+    public var credentials: [SignerCredential]
     /// Keep the signer running while audio is stopped (it still starts on the first `play`).
     public var keepRunningWhenStopped: Bool
     /// What its standard input is.
@@ -30,6 +34,8 @@ public struct SignerConfiguration: Sendable, Equatable {
         self.command = command
         workingDirectory = values[Settings.signerDirectory]
         environment = values[Settings.signerEnvironment]
+        environmentFiles = values[Settings.signerEnvironmentFiles]
+        credentials = values[Settings.signerCredentials]
         keepRunningWhenStopped = values[Settings.signerKeepRunning]
         stdin = values[Settings.signerStdin]
         healthCommand = values[Settings.signerHealthCommand]

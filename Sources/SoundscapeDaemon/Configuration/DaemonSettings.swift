@@ -30,10 +30,14 @@ public struct DaemonSettings: Sendable {
     /// Every setting's value, as resolved.
     public var values: SettingValues
 
-    /// What parsing a setting may ask of this system: `$HOME` for a leading `~`, and
-    /// the check a passphrase file must pass.
+    /// What parsing a setting may ask of this system: `$HOME` for a leading `~`, the
+    /// check a secret file (a passphrase, an env file, a credential) must pass, and
+    /// whether the daemon was given a credential to pass on.
     public static func context(environment: [String: String]) -> SettingContext {
-        SettingContext(home: environment["HOME"], checkSecretFile: StdinFile.problem)
+        let credentials = environment["CREDENTIALS_DIRECTORY"]
+        return SettingContext(
+            home: environment["HOME"], checkSecretFile: StdinFile.problem,
+            checkInheritedCredential: { SignerSecrets.inheritedProblem($0, daemonCredentials: credentials) })
     }
 
     /// Resolves the setting flags `flags` against the environment and the config file

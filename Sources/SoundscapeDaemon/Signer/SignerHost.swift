@@ -44,6 +44,13 @@ final class SignerHost: Sendable {
     var configuration: SignerConfiguration { settings.withLock { $0.configuration } }
     private let settings: Mutex<(configuration: SignerConfiguration, environment: [String: String])>
     private let baseEnvironment: [String: String]
+    /// The daemon's own `$CREDENTIALS_DIRECTORY` (its unit's `LoadCredential=`), which
+    /// `signer-credential = NAME` passes on from; the signer never gets it as it is.
+    private let daemonCredentials: String?
+    /// The environment the latest instance got, its secrets included: its health command's.
+    private let instanceEnvironment = Mutex<[String: String]?>(nil)
+    /// Whether a notice said that credentials are written to a disk (once is enough).
+    private let toldCredentialsOnDisk = Mutex(false)
     private let socketPath: String
     private let hub: EventHub
     private let eventLoopGroup: any EventLoopGroup
@@ -60,6 +67,7 @@ final class SignerHost: Sendable {
     ) throws {
         self.spawner = spawner
         self.baseEnvironment = baseEnvironment
+        daemonCredentials = baseEnvironment["CREDENTIALS_DIRECTORY"]
         self.socketPath = socketPath
         settings = Mutex(
             (
@@ -91,13 +99,17 @@ final class SignerHost: Sendable {
     }
 
     /// The environment an instance gets: the daemon's, less systemd's hand-over
-    /// variables (ours alone), plus the socket and the configured variables.
+    /// variables (ours alone, its credentials included), plus the socket and the
+    /// configured variables. (The env files' and `$CREDENTIALS_DIRECTORY` are added
+    /// at each start: `SignerSecrets`.)
     private static func environment(
         base: [String: String], socketPath: String,
         configuration: SignerConfiguration
     ) -> [String: String] {
         var environment = base
-        for name in ["LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES", "NOTIFY_SOCKET", "WATCHDOG_PID", "WATCHDOG_USEC"] {
+        for name in [
+            "LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES", "NOTIFY_SOCKET", "WATCHDOG_PID", "WATCHDOG_USEC", "CREDENTIALS_DIRECTORY",
+        ] {
             environment[name] = nil
         }
         environment["SOUNDSCAPED_SOCKET"] = socketPath
@@ -117,6 +129,19 @@ final class SignerHost: Sendable {
     /// reported until `attach`, so its facts cannot overtake the news that it started.
     func spawn(instance: Int) async throws(SpawnError) -> SpawnedSigner {
         var (configuration, environment) = settings.withLock { $0 }
+        // Read now, off the loop: the env files as they are at this start, the credentials written.
+        let secrets = try await SignerSecrets.offLoop { [configuration, socketPath, daemonCredentials] () throws(SpawnError) in
+            try SignerSecrets.prepare(
+                configuration, directory: SignerSecrets.directory(socketPath: socketPath, instance: instance),
+                daemonCredentials: daemonCredentials)
+        }
+        environment.merge(secrets.environment) { $1 }
+        if let directory = secrets.credentialsDirectory {
+            environment["CREDENTIALS_DIRECTORY"] = directory
+            if !secrets.credentialsInMemory, toldCredentialsOnDisk.withLock({ $0.setFirstTime() }) {
+                logger.notice("the signer's credentials are written to \(directory), which is not on a tmpfs: they reach the disk there")
+            }
+        }
         var notify: SignerNotifySocket?
         do {
             let socket = try SignerNotifySocket(path: notifySocketPath(instance: instance))
@@ -141,9 +166,11 @@ final class SignerHost: Sendable {
                     command: command, environment: environment, workingDirectory: workingDirectory,
                     stdin: stdin, lifeline: lifeline)
             }
-            return SpawnedSigner(process: process, notify: notify)
+            instanceEnvironment.withLock { $0 = environment }
+            return SpawnedSigner(process: process, notify: notify, credentials: secrets.credentialsDirectory)
         } catch {
             notify?.close()
+            if let directory = secrets.credentialsDirectory { await Self.removeCredentials(directory) }
             throw error
         }
     }
@@ -154,6 +181,7 @@ final class SignerHost: Sendable {
     ) -> SignerInstance {
         let process = spawned.process
         let notify = spawned.notify
+        let credentials = spawned.credentials
         notify?.startReading(group: process.group, logger: logger) { notification in
             await report(.notify(instance: instance, notification))
         }
@@ -163,7 +191,7 @@ final class SignerHost: Sendable {
         let task = Task {
             await Self.supervise(
                 process: process, instance: instance, hub: hub, group: group,
-                logger: instanceLogger, notify: notify, report: report)
+                logger: instanceLogger, notify: notify, credentials: credentials, report: report)
         }
         return SignerInstance(id: instance, process: process, task: task)
     }
@@ -171,7 +199,9 @@ final class SignerHost: Sendable {
     /// Runs the health command once, with the signer's environment and working directory,
     /// on a thread of its own.
     func probe(timeout: Duration, cancellation: SignerProbe.Cancellation) async -> SignerProbeResult {
-        let (configuration, environment) = settings.withLock { $0 }
+        let (configuration, configured) = settings.withLock { $0 }
+        // What the running instance got, its env files' variables and credentials included.
+        let environment = instanceEnvironment.withLock { $0 } ?? configured
         guard let healthCommand = configuration.healthCommand else { return .failed("no health command is configured") }
         let spawner = self.spawner
         return await withCheckedContinuation { continuation in
@@ -187,7 +217,7 @@ final class SignerHost: Sendable {
 
     private static func supervise(
         process: SignerProcess, instance: Int, hub: EventHub, group: any EventLoopGroup,
-        logger: Logger, notify: SignerNotifySocket?,
+        logger: Logger, notify: SignerNotifySocket?, credentials: String?,
         report: @escaping @Sendable (SignerFact) async -> Void
     ) async {
         let prefix = "signer[\(process.pid)]"
@@ -220,7 +250,25 @@ final class SignerHost: Sendable {
             await tasks.waitForAll()
             pump?.cancel()
             await pump?.value
+            // Its credentials go with it, before anyone hears that it ended.
+            if let credentials { await Self.removeCredentials(credentials) }
             await report(.exited(instance: instance, reason))
+        }
+    }
+
+    private static func removeCredentials(_ directory: String) async {
+        _ = try? await SignerSecrets.offLoop { () throws(SpawnError) in SignerSecrets.remove(directory) }
+    }
+
+    /// An instance spawned for nobody (replaced while it started): killed, and its
+    /// credentials removed once it has exited.
+    func discard(_ spawned: SpawnedSigner) {
+        spawned.process.signal(SIGKILL)
+        spawned.notify?.close()
+        guard let credentials = spawned.credentials else { return }
+        Task {
+            _ = await spawned.process.exitReason
+            await Self.removeCredentials(credentials)
         }
     }
 
@@ -282,6 +330,8 @@ final class SignerHost: Sendable {
 struct SpawnedSigner: Sendable {
     let process: SignerProcess
     let notify: SignerNotifySocket?
+    /// Its `$CREDENTIALS_DIRECTORY`, removed once it has exited.
+    let credentials: String?
 }
 
 /// A spawned signer host, as the player holds it.
@@ -300,5 +350,13 @@ final class SignerInstance: Sendable {
 
     func signal(_ signal: Int32) {
         process.signal(signal)
+    }
+}
+
+extension Bool {
+    /// Sets it; whether it was not set before.
+    fileprivate mutating func setFirstTime() -> Bool {
+        defer { self = true }
+        return !self
     }
 }

@@ -134,7 +134,7 @@ final class SignerSupervisor {
             guard instances.isCurrent(id) else {
                 // Nobody waits for it any more (cannot happen while the machine is starting, but a
                 // process must never be left behind).
-                if case .success(let spawned) = result { spawned.process.signal(SIGKILL) }
+                if case .success(let spawned) = result { host.discard(spawned) }
                 return []
             }
             switch result {

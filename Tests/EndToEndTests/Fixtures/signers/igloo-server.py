@@ -2,14 +2,20 @@
 """Stands in for igloo-server where it matters to soundscaped: its status
 endpoint, which answers 200 even while its relays are down.
 
-    igloo-server.py --port PORT --disconnected-if FILE
+    igloo-server.py --port PORT --disconnected-if FILE [--credentials-from-env]
 
 Serves `GET /api/status` on 127.0.0.1:PORT (igloo-server's default is 8002) as
 `{"health": {"isConnected": true, ...}, ...}`, with isConnected false while
 FILE exists (a test's switch for "a relay dropped"), and 404 for anything else.
 Runs until SIGTERM.
+
+With --credentials-from-env it needs GROUP_CRED and SHARE_CRED in its
+environment, as igloo-server run headless does: without one it names it on
+stderr and exits 1; with both, /api/status has `"credentials"`, each one's
+SHA-256 (16 hex digits), never a value.
 """
 import argparse
+import hashlib
 import http.server
 import json
 import os
@@ -19,7 +25,15 @@ import sys
 parser = argparse.ArgumentParser()
 parser.add_argument("--port", type=int, default=8002)
 parser.add_argument("--disconnected-if", required=True)
+parser.add_argument("--credentials-from-env", action="store_true")
 arguments = parser.parse_args()
+
+credentials = {}
+if arguments.credentials_from_env:
+    for name in ("GROUP_CRED", "SHARE_CRED"):
+        if not os.environ.get(name):
+            sys.exit(f"igloo-server: {name} is not set (headless mode needs GROUP_CRED and SHARE_CRED)")
+        credentials[name] = hashlib.sha256(os.environ[name].encode()).hexdigest()[:16]
 
 
 class Status(http.server.BaseHTTPRequestHandler):
@@ -28,7 +42,10 @@ class Status(http.server.BaseHTTPRequestHandler):
             self.send_error(404)
             return
         connected = not os.path.exists(arguments.disconnected_if)
-        body = json.dumps({"status": "running", "health": {"isConnected": connected, "relays": 3 if connected else 0}}).encode()
+        status = {"status": "running", "health": {"isConnected": connected, "relays": 3 if connected else 0}}
+        if credentials:
+            status["credentials"] = credentials
+        body = json.dumps(status).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
@@ -41,5 +58,5 @@ class Status(http.server.BaseHTTPRequestHandler):
 
 server = http.server.HTTPServer(("127.0.0.1", arguments.port), Status)
 signal.signal(signal.SIGTERM, lambda number, frame: sys.exit(0))
-print(f"igloo-server stand-in on 127.0.0.1:{arguments.port}", flush=True)
+print(f"igloo-server stand-in on 127.0.0.1:{arguments.port}" + (", credentials: GROUP_CRED, SHARE_CRED" if credentials else ""), flush=True)
 server.serve_forever()
