@@ -7,17 +7,24 @@ struct Soundscapectl: AsyncParsableCommand {
         commandName: "soundscapectl",
         abstract: "Control soundscaped, the keep-alive soundscape service.",
         discussion: """
+            --socket may stand before the subcommand or after it.
+
             Exit status: 0 success; 1 the daemon refused or the request failed; \
-            2 the daemon is not reachable.
+            2 the daemon is not reachable; 64 the command line is wrong (EX_USAGE: \
+            an unknown subcommand or option, a missing or extra argument).
             """,
         version: SoundscapedVersion.string,
         subcommands: [
             Play.self, Pause.self, Stop.self, VolumeCommand.self, Status.self, Reload.self, List.self, Events.self, Health.self, SetPreference.self,
             ShowPreferences.self,
         ])
+
+    /// `soundscapectl --socket PATH status`: ArgumentParser parses an option of a parent
+    /// command wherever it stands, and a subcommand's `ConnectionOptions` sees the same value.
+    @OptionGroup var connection: ConnectionOptions
 }
 
-/// Options every subcommand shares.
+/// Options every subcommand shares (and the root command, so they may come first).
 struct ConnectionOptions: ParsableArguments {
     @Option(
         help: ArgumentHelp(
@@ -83,12 +90,18 @@ struct VolumeCommand: AsyncParsableCommand {
     @Argument(parsing: .allUnrecognized, help: "New volume; without it the current volume is printed.")
     var values: [String] = []
 
+    /// The values, less a `--` that ends the options (`volume -- -80`): `.allUnrecognized` keeps it.
+    var words: [String] {
+        guard let end = values.firstIndex(of: "--") else { return values }
+        return Array(values[..<end] + values[(end + 1)...])
+    }
+
     func validate() throws {
-        guard values.count <= 1 else { throw ValidationError("expected one volume, got \(values.joined(separator: " "))") }
+        guard words.count <= 1 else { throw ValidationError("expected one volume, got \(words.joined(separator: " "))") }
     }
 
     func run() async throws {
-        let value = values.first
+        let value = words.first
         let change: VolumeChange?
         do {
             change = try value.map { value throws(VolumeChange.ParseError) in try VolumeChange(parsing: value) }
@@ -190,7 +203,9 @@ struct Events: AsyncParsableCommand {
 struct Health: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Check the daemon's health.",
-        discussion: "Exit status: 0 healthy; 1 unhealthy (the failing checks are named); 2 the daemon is not reachable.")
+        discussion:
+            "Exit status: 0 healthy; 1 unhealthy (the failing checks are named); 2 the daemon is not reachable; 64 the command line is wrong."
+    )
     @OptionGroup var connection: ConnectionOptions
     @Flag(help: "Print the report as one JSON object.") var json = false
 
