@@ -30,7 +30,8 @@ struct ConnectionOptions: ParsableArguments {
         help: ArgumentHelp(
             "Control socket of the daemon.",
             discussion: "Default: $SOUNDSCAPED_SOCKET, else $XDG_RUNTIME_DIR/soundscaped/control.sock.",
-            valueName: "path"))
+            valueName: "path"),
+        completion: .file())
     var socket: String?
 }
 
@@ -41,7 +42,7 @@ struct Play: AsyncParsableCommand {
     @OptionGroup var connection: ConnectionOptions
     @Argument(
         help: "Soundscape id, as `soundscapectl list` shows.",
-        completion: .custom { words, _, _ in await Control.soundscapeIDs(completing: words) })
+        completion: .custom { words, _, _ in await Completion.soundscapeIDs(completing: words) })
     var name: String?
 
     func run() async throws {
@@ -87,7 +88,9 @@ struct VolumeCommand: AsyncParsableCommand {
 
     @OptionGroup var connection: ConnectionOptions
     // `.allUnrecognized` lets `-10` through as a value instead of an unknown flag.
-    @Argument(parsing: .allUnrecognized, help: "New volume; without it the current volume is printed.")
+    @Argument(
+        parsing: .allUnrecognized, help: "New volume; without it the current volume is printed.",
+        completion: .list(Completion.volumeWords))
     var values: [String] = []
 
     /// The values, less a `--` that ends the options (`volume -- -80`): `.allUnrecognized` keeps it.
@@ -228,12 +231,18 @@ struct Health: AsyncParsableCommand {
 struct SetPreference: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "set",
-        abstract:
-            "Set a preference: interruption-mode pause|duck|ignore, duck-level 0-100, auto-resume on|off, pinned-sink NAME|none, keep-awake on|off, notifications on|off, signer-down-sound cue|silence|keep."
+        abstract: "Set a preference: "
+            + Preferences.names.map { "\($0) \(Preferences.valueSyntax(for: $0))" }.joined(separator: ", ") + "."
     )
     @OptionGroup var connection: ConnectionOptions
-    @Argument(help: "interruption-mode, duck-level, auto-resume, pinned-sink, keep-awake, notifications or signer-down-sound.") var name: String
-    @Argument(help: "The new value.") var value: String
+    @Argument(
+        help: ArgumentHelp(Preferences.names.joined(separator: ", ") + "."),
+        completion: .list(Preferences.names))
+    var name: String
+    @Argument(
+        help: "The new value.",
+        completion: .custom { words, index, _ in await Completion.preferenceValues(completing: words, at: index) })
+    var value: String
 
     func run() async throws {
         try await Control.session(connection) { control in
