@@ -3,7 +3,9 @@
 # command's page says what its --help says, character for character (each phrase of
 # the help with a character outside ASCII is in the page, rendered by man and by
 # mandoc, in C.UTF-8 and in C, with that character or its ASCII spelling: – -, … ...);
-# and soundscaped.conf(5) lists the keys.
+# soundscaped.conf(5) lists the keys; and every link between the installed docs
+# (README.md, docs/…), every path of the package the docs and pages name, and every
+# doc a page names resolves to a file the package installs, compressed or not.
 #
 # A stage of scripts/check-package, which sources it and defines what it calls;
 # `scripts/check-package --only man-pages` runs it alone.
@@ -92,4 +94,57 @@ print(f"{command}(1): the {len(phrases)} phrases of its help with characters out
       f" {len(renderings)} renderings")
 PYTHON
     done
+)
+
+# What the installed pages and docs point to, the package has.
+say "Links and paths in the installed docs and man pages"
+(
+    RENDERED=$(mktemp -d)
+    trap 'rm -rf "$RENDERED"' EXIT
+    while read -r page; do
+        MANWIDTH=1000 man -l "$page" 2>/dev/null > "$RENDERED/$(basename "$page" .gz)"
+    done < <(grep -E '^/usr/share/man/.*soundscape' "$FILES")
+    python3 - "$FILES" "$RENDERED" <<'PYTHON' || die "the package's docs or man pages point to what it does not install (above)"
+import gzip, os, re, sys
+
+files = set(open(sys.argv[1]).read().split())
+rendered = sys.argv[2]
+DOC = "/usr/share/doc/soundscaped"
+
+def shipped(path):
+    return path in files or path + ".gz" in files
+
+def read(path):
+    return (gzip.open(path, "rt") if path.endswith(".gz") else open(path)).read()
+
+docs = sorted(f for f in files if f.startswith(DOC + "/") and re.search(r"\.md(\.gz)?$", f))
+pages = sorted(os.path.join(rendered, name) for name in os.listdir(rendered))
+problems = []
+links = 0
+for doc in docs:
+    for target in re.findall(r"\]\(([^)\s]+)\)", read(doc)):
+        if re.match(r"[a-z]+:", target) or target.startswith("#"):
+            continue
+        links += 1
+        path = os.path.normpath(os.path.join(os.path.dirname(doc), target.split("#")[0]))
+        if not shipped(path):
+            problems.append(f"{doc} links to {target}: the package has no {path}")
+named = 0
+for source in docs + pages:
+    text = read(source)
+    found = set(re.findall(r"/(?:usr|etc)/[\w./+-]*soundscape[\w./+-]*", text))
+    if source in pages:
+        # A doc a page names by its place in the source (docs/configuration.md) is under DOC.
+        found |= {os.path.join(DOC, path) for path in re.findall(r"(?<![\w/.-])((?:[\w-]+/)*[\w-]+\.md)\b", text)}
+    for path in sorted(found):
+        named += 1
+        if not shipped(os.path.normpath(path.rstrip("."))):
+            name = source if source in docs else os.path.basename(source)
+            problems.append(f"{name} names {path}: the package has no such file")
+for problem in problems:
+    print(problem, file=sys.stderr)
+if problems:
+    sys.exit(1)
+print(f"{len(docs)} docs, {len(pages)} man pages: {links} links and {named} paths, all in the package")
+PYTHON
 )
