@@ -2,9 +2,12 @@ import Foundation
 import SoundscapeCore
 import Testing
 
-/// docs/signer.md states the restart delays of a signer that keeps failing at once,
-/// with the default settings; they are the machine's, one for one.
-@Suite struct SignerBackoffDocumentationTests {
+/// What the docs say of the signer's timing is what the machine does: docs/signer.md's
+/// restart delays (a signer that keeps failing at once, the default settings) are the
+/// machine's, one for one; and every page that describes `signer-health-interval`
+/// says it runs from the start of one check to the start of the next, as SignerHealth
+/// does (SignerHealthTests) and `soundscaped --help` says.
+@Suite struct SignerDocumentationTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
 
@@ -64,5 +67,23 @@ import Testing
             #expect(delay == .seconds(2), "a play while it waited started the backoff again")
             #expect(driver.status.restarts == 2)
         }
+    }
+
+    /// Each page's description of `signer-health-interval`: from its marker to the next blank
+    /// line (a paragraph, a table row, a man page's list item), white space made single.
+    @Test(arguments: [
+        ("docs/signer.md", "`signer-health-command` is run every `signer-health-interval`"),
+        ("docs/configuration.md", "| `signer-health-interval` |"),
+        ("packaging/man/soundscaped.conf.5", ".It Cm signer-health-interval"),
+    ])
+    func theHealthIntervalRunsFromStartToStart(page: String, marker: String) throws {
+        let text = try String(contentsOf: Self.root.appendingPathComponent(page), encoding: .utf8)
+        let start = try #require(text.range(of: marker), "\(page) no longer describes signer-health-interval")
+        let rest = text[start.lowerBound...]
+        let end = [rest.range(of: "\n\n"), rest.range(of: "\n|"), rest.range(of: "\n.It ")].compactMap { $0?.lowerBound }.min()
+        let description = rest[..<(end ?? rest.endIndex)].split(whereSeparator: \.isWhitespace).joined(separator: " ").lowercased()
+        #expect(
+            description.contains("from the start of one") && description.contains("to the start of the next"),
+            "\(page) does not say the interval runs from the start of one check to the start of the next: \(description)")
     }
 }
