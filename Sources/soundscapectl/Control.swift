@@ -84,32 +84,6 @@ struct Control {
         }
     }
 
-    /// The soundscape ids the running daemon offers, for shell completion
-    /// (`soundscapectl play <TAB>`): nothing, quickly, when no daemon answers.
-    /// `words` is the command line being completed (a `--socket PATH` in it is honoured).
-    static func soundscapeIDs(completing words: [String]) async -> [String] {
-        let explicit = words.firstIndex(of: "--socket").flatMap { words.indices.contains($0 + 1) ? words[$0 + 1] : nil }
-        guard let path = DaemonPaths.socket(explicit: explicit, environment: ProcessInfo.processInfo.environment),
-            let client = try? await VarlinkClient.connect(unixPath: path)
-        else { return [] }
-        defer { Task { await client.close() } }
-        let list = try? await withThrowingTaskGroup(of: [String]?.self) { group in
-            group.addTask {
-                try await client.call(
-                    "\(interface).ListSoundscapes", parameters: [String: JSONValue](),
-                    returning: SoundscapeListReply.self
-                ).soundscapes.map(\.id)
-            }
-            group.addTask {
-                try await Task.sleep(for: .seconds(1))
-                return nil
-            }
-            defer { group.cancelAll() }
-            return try await group.next() ?? nil
-        }
-        return list ?? []
-    }
-
     static func fail(_ message: String, status: Int32) -> Never {
         writeStderr("soundscapectl: \(message)\n")
         exit(status)

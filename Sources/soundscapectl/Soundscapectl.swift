@@ -7,23 +7,31 @@ struct Soundscapectl: AsyncParsableCommand {
         commandName: "soundscapectl",
         abstract: "Control soundscaped, the keep-alive soundscape service.",
         discussion: """
+            --socket may stand before the subcommand or after it.
+
             Exit status: 0 success; 1 the daemon refused or the request failed; \
-            2 the daemon is not reachable.
+            2 the daemon is not reachable; 64 the command line is wrong (EX_USAGE: \
+            an unknown subcommand or option, a missing or extra argument).
             """,
         version: SoundscapedVersion.string,
         subcommands: [
             Play.self, Pause.self, Stop.self, VolumeCommand.self, Status.self, Reload.self, List.self, Events.self, Health.self, SetPreference.self,
             ShowPreferences.self,
         ])
+
+    /// `soundscapectl --socket PATH status`: ArgumentParser parses an option of a parent
+    /// command wherever it stands, and a subcommand's `ConnectionOptions` sees the same value.
+    @OptionGroup var connection: ConnectionOptions
 }
 
-/// Options every subcommand shares.
+/// Options every subcommand shares (and the root command, so they may come first).
 struct ConnectionOptions: ParsableArguments {
     @Option(
         help: ArgumentHelp(
             "Control socket of the daemon.",
             discussion: "Default: $SOUNDSCAPED_SOCKET, else $XDG_RUNTIME_DIR/soundscaped/control.sock.",
-            valueName: "path"))
+            valueName: "path"),
+        completion: .file())
     var socket: String?
 }
 
@@ -34,7 +42,7 @@ struct Play: AsyncParsableCommand {
     @OptionGroup var connection: ConnectionOptions
     @Argument(
         help: "Soundscape id, as `soundscapectl list` shows.",
-        completion: .custom { words, _, _ in await Control.soundscapeIDs(completing: words) })
+        completion: .custom { words, _, _ in await Completion.soundscapeIDs(completing: words) })
     var name: String?
 
     func run() async throws {
@@ -80,15 +88,23 @@ struct VolumeCommand: AsyncParsableCommand {
 
     @OptionGroup var connection: ConnectionOptions
     // `.allUnrecognized` lets `-10` through as a value instead of an unknown flag.
-    @Argument(parsing: .allUnrecognized, help: "New volume; without it the current volume is printed.")
+    @Argument(
+        parsing: .allUnrecognized, help: "New volume; without it the current volume is printed.",
+        completion: .list(Completion.volumeWords))
     var values: [String] = []
 
+    /// The values, less a `--` that ends the options (`volume -- -80`): `.allUnrecognized` keeps it.
+    var words: [String] {
+        guard let end = values.firstIndex(of: "--") else { return values }
+        return Array(values[..<end] + values[(end + 1)...])
+    }
+
     func validate() throws {
-        guard values.count <= 1 else { throw ValidationError("expected one volume, got \(values.joined(separator: " "))") }
+        guard words.count <= 1 else { throw ValidationError("expected one volume, got \(words.joined(separator: " "))") }
     }
 
     func run() async throws {
-        let value = values.first
+        let value = words.first
         let change: VolumeChange?
         do {
             change = try value.map { value throws(VolumeChange.ParseError) in try VolumeChange(parsing: value) }
@@ -190,7 +206,9 @@ struct Events: AsyncParsableCommand {
 struct Health: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Check the daemon's health.",
-        discussion: "Exit status: 0 healthy; 1 unhealthy (the failing checks are named); 2 the daemon is not reachable.")
+        discussion:
+            "Exit status: 0 healthy; 1 unhealthy (the failing checks are named); 2 the daemon is not reachable; 64 the command line is wrong."
+    )
     @OptionGroup var connection: ConnectionOptions
     @Flag(help: "Print the report as one JSON object.") var json = false
 
@@ -213,12 +231,18 @@ struct Health: AsyncParsableCommand {
 struct SetPreference: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "set",
-        abstract:
-            "Set a preference: interruption-mode pause|duck|ignore, duck-level 0-100, auto-resume on|off, pinned-sink NAME|none, keep-awake on|off, notifications on|off, signer-down-sound cue|silence|keep."
+        abstract: "Set a preference: "
+            + Preferences.names.map { "\($0) \(Preferences.valueSyntax(for: $0))" }.joined(separator: ", ") + "."
     )
     @OptionGroup var connection: ConnectionOptions
-    @Argument(help: "interruption-mode, duck-level, auto-resume, pinned-sink, keep-awake, notifications or signer-down-sound.") var name: String
-    @Argument(help: "The new value.") var value: String
+    @Argument(
+        help: ArgumentHelp(Preferences.names.joined(separator: ", ") + "."),
+        completion: .list(Preferences.names))
+    var name: String
+    @Argument(
+        help: "The new value.",
+        completion: .custom { words, index, _ in await Completion.preferenceValues(completing: words, at: index) })
+    var value: String
 
     func run() async throws {
         try await Control.session(connection) { control in

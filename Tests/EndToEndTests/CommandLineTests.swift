@@ -1,0 +1,82 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// soundscapectl's command line as a user types it: `--socket` on either side of
+/// the subcommand, `--` before a negative volume, and the exit statuses the README
+/// and `soundscapectl --help` (so soundscapectl(1)) promise, each one seen.
+@Suite("soundscapectl's command line", .serialized, .timeLimit(.minutes(1)))
+struct CommandLineTests {
+    static func ctl(_ graph: PipeWireGraph, _ arguments: String...) throws -> ProcessResult {
+        try graph.run([try ProductLocator.soundscapectl().path] + arguments, timeout: .seconds(15))
+    }
+
+    @Test("--socket before the subcommand and after it reach the same daemon; a wrong one before it is used")
+    func socketOnEitherSide() throws {
+        try PipeWireGraph.withGraph { graph in
+            try graph.createNullSink(name: "speaker")
+            let daemon = try Soundscaped(graph: graph)
+            try daemon.start()
+            let before = try Self.ctl(graph, "--socket", daemon.socket, "volume", "35")
+            #expect(before.status == 0, "\(before)")
+            #expect(before.stdout.contains("Volume 35%"), "\(before)")
+            let after = try Self.ctl(graph, "volume", "--socket", daemon.socket)
+            #expect(after.status == 0 && after.stdout.contains("35%"), "\(after)")
+            let equals = try Self.ctl(graph, "--socket=\(daemon.socket)", "status", "--json")
+            #expect(equals.status == 0 && equals.stdout.contains("\"volume\":35"), "\(equals)")
+            // The option before the subcommand is the one used, not the default.
+            let nowhere = graph.directory.appendingPathComponent("nothing.sock").path
+            let wrong = try Self.ctl(graph, "--socket", nowhere, "status")
+            #expect(wrong.status == 2, "\(wrong)")
+            #expect(wrong.stderr.contains("no answer on \(nowhere)"), "\(wrong)")
+        }
+    }
+
+    @Test("`volume -- -80` is a step down, as `volume -80` is")
+    func dashDashBeforeANegativeVolume() throws {
+        try PipeWireGraph.withGraph { graph in
+            try graph.createNullSink(name: "speaker")
+            let daemon = try Soundscaped(graph: graph)
+            try daemon.start()
+            try daemon.must("volume", "90")
+            let down = try Self.ctl(graph, "volume", "--socket", daemon.socket, "--", "-80")
+            #expect(down.status == 0, "\(down)")
+            #expect(down.stdout.contains("Volume 10%"), "\(down)")
+            let first = try Self.ctl(graph, "--socket", daemon.socket, "volume", "--", "-5")
+            #expect(first.status == 0 && first.stdout.contains("Volume 5%"), "\(first)")
+        }
+    }
+
+    /// The exit statuses `text` lists after "Exit status", as numbers.
+    static func statuses(in text: String, after marker: String) throws -> Set<Int> {
+        let start = try #require(text.range(of: marker), "no '\(marker)' in the text")
+        let sentence = text[start.upperBound...].prefix { $0 != "." }
+        let numbers = sentence.split { !$0.isNumber }.compactMap { Int($0) }
+        return Set(numbers)
+    }
+
+    @Test("usage errors exit 64, and the README and --help list the statuses soundscapectl has")
+    func exitStatusesAsDocumented() throws {
+        let ctl = try ProductLocator.soundscapectl().path
+        let nowhere = "/nonexistent/soundscaped/control.sock"
+        for arguments in [
+            ["dance"], ["volume", "1", "2"], ["set", "keep-awake"], ["status", "--jsn"], ["--socket"],
+            ["volume", "--", "-80", "--socket", nowhere],
+        ] {
+            let result = try ChildProcess.run([ctl] + arguments)
+            #expect(result.status == 64, "\(result)")
+            #expect(result.stderr.contains("Usage:"), "\(result)")
+        }
+        // 2: nothing answers; 0 and 1 are seen in ControlSocketTests' exit codes test.
+        #expect(try ChildProcess.run([ctl, "status", "--socket", nowhere]).status == 2)
+
+        let help = try ChildProcess.run([ctl, "--help"]).requireSuccess().stdout
+        let helpStatuses = try Self.statuses(in: help.replacingOccurrences(of: "\n", with: " "), after: "Exit status:")
+        #expect(helpStatuses == [0, 1, 2, 64], "soundscapectl --help: \(help)")
+        #expect(help.contains("USAGE: soundscapectl [--socket <path>] <subcommand>"), "\(help)")
+        let readme = try String(contentsOf: ProductLocator.packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        let readmeStatuses = try Self.statuses(
+            in: readme.replacingOccurrences(of: "\n", with: " "), after: "Exit status of `soundscapectl`:")
+        #expect(readmeStatuses == helpStatuses, "README.md's exit statuses differ from soundscapectl --help's")
+    }
+}
