@@ -29,9 +29,7 @@ struct SignerBackoffTests {
             // Another play while it waits or starts: the signer has not failed, so nothing starts afresh.
             try daemon.must("play")
             let next = try events.next(reason: "signerRestarting")["message"] as? String
-            withKnownIssue("SignerMachine.handle(.resetFailure) calls startSession() in any phase, not only .failed") {
-                #expect(next == "restarting in 0.4 s")
-            }
+            #expect(next == "restarting in 0.4 s")
             events.stop()
         }
     }

@@ -63,10 +63,8 @@ import Testing
         #expect(driver.send(.tick, at: restartAt) == [.spawn])
         let second = driver.spawnAndCrash(pid: 101)
         let delay = try #require(second.ticks.first) - driver.now
-        withKnownIssue("SignerMachine.handle(.resetFailure) calls startSession() in any phase, not only .failed") {
-            #expect(delay == .seconds(2), "a play while it waited started the backoff again")
-            #expect(driver.status.restarts == 2)
-        }
+        #expect(delay == .seconds(2), "a play while it waited started the backoff again")
+        #expect(driver.status.restarts == 2)
     }
 
     /// Each page's description of `signer-health-interval`: from its marker to the next blank

@@ -116,8 +116,10 @@ public struct SignerMachine: Sendable {
             wanted = newValue
 
         case .resetFailure:
-            if phase == .failed { phase = .idle }
-            startSession()
+            // Only a signer that gave up gets a fresh start: a play while it waits to
+            // restart (or runs) must not start its backoff and crash count over, or a
+            // crash loop pressed at would double from 1 s forever and never reach the limit.
+            if phase == .failed { startSession() }
 
         case .spawned(let pid):
             let instance = Instance(pid: pid, since: now, lastHeartbeat: now, ready: configuration.type == .simple)
