@@ -26,7 +26,7 @@ struct Soundscaped: AsyncParsableCommand {
         discussion: """
             Runs in the foreground; control it with soundscapectl. The saved volume, soundscape \
             and playing state are restored on start: if it was playing when it stopped, it plays again. \
-            SIGHUP reads the config file again (see soundscaped.conf(5) and docs/configuration.md); \
+            SIGHUP reads the config file again (see soundscaped.conf(5)); \
             SIGTERM and SIGINT fade out and stop; SIGUSR1, SIGUSR2 and SIGPIPE are ignored.
 
             Settings of the config file, as flags (a flag wins over the file):
