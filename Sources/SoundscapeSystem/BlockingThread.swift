@@ -12,6 +12,13 @@ public enum BlockingThread {
     /// Runs `body` on a new thread with a `stackSize`-byte stack. If no thread
     /// can be made, runs it here rather than lose it.
     public static func start(stackSize: Int = 64 * 1024, _ body: @escaping @Sendable () -> Void) {
+        if !startIfPossible(stackSize: stackSize, body) { body() }
+    }
+
+    /// Runs `body` on a new thread; false (and `body` not run) when none can be made,
+    /// for a caller that must not run it on its own thread.
+    @discardableResult
+    public static func startIfPossible(stackSize: Int = 64 * 1024, _ body: @escaping @Sendable () -> Void) -> Bool {
         var attributes = pthread_attr_t()
         pthread_attr_init(&attributes)
         defer { pthread_attr_destroy(&attributes) }
@@ -26,8 +33,7 @@ public enum BlockingThread {
                 box.body()
                 return nil
             }, context.toOpaque())
-        if result != 0 {
-            context.takeRetainedValue().body()
-        }
+        if result != 0 { context.release() }
+        return result == 0
     }
 }

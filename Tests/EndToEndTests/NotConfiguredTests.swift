@@ -12,7 +12,7 @@ import Glibc
 /// same under the packaged units and a real user manager.)
 @Suite("Not configured", .serialized, .timeLimit(.minutes(1)))
 struct NotConfiguredTests {
-    /// systemd's part of socket activation, done by python, and a NOTIFY_SOCKET to hear READY on.
+    /// The daemon socket-activated (`SocketActivationLauncher`), and a NOTIFY_SOCKET to hear READY on.
     struct Setup {
         let graph: PipeWireGraph
         let socket: String
@@ -27,20 +27,12 @@ struct NotConfiguredTests {
             config = graph.directory.appendingPathComponent("soundscaped.conf")
             try text.write(to: config, atomically: true, encoding: .utf8)
             notify = try DatagramListener(path: graph.directory.appendingPathComponent("notify.sock").path)
-            let launcher = """
-                import os, socket, sys
-                s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-                s.bind(sys.argv[1]); s.listen(16)
-                os.dup2(s.fileno(), 3); os.set_inheritable(3, True)
-                os.environ.update(LISTEN_FDS="1", LISTEN_PID=str(os.getpid()), LISTEN_FDNAMES="control")
-                os.execv(sys.argv[2], sys.argv[2:])
-                """
             daemon = try graph.spawn(
                 "/usr/bin/env",
-                [
-                    "python3", "-c", launcher, socket, try ProductLocator.soundscaped().path,
-                    "--state-dir", graph.directory.appendingPathComponent("state").path, "--config", config.path,
-                ] + arguments, name: "soundscaped", extraEnvironment: ["NOTIFY_SOCKET": notify.path])
+                SocketActivationLauncher.arguments(
+                    socket: socket, executable: try ProductLocator.soundscaped().path,
+                    ["--state-dir", graph.directory.appendingPathComponent("state").path, "--config", config.path] + arguments),
+                name: "soundscaped", extraEnvironment: ["NOTIFY_SOCKET": notify.path])
         }
 
         func ctl(_ arguments: String...) throws -> ProcessResult {

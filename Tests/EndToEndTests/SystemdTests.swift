@@ -50,24 +50,16 @@ struct SystemdIntegrationTests {
             try graph.createNullSink(name: "speaker")
             let socket = graph.directory.appendingPathComponent("activated.sock").path
             let records = graph.directory.appendingPathComponent("env-check")
-            // systemd's part, done by python: bind and listen, put the socket at fd 3, name it,
-            // set LISTEN_PID to the pid that will exec the daemon.
-            let launcher = """
-                import os, socket, sys
-                s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-                s.bind(sys.argv[1]); s.listen(16)
-                os.dup2(s.fileno(), 3); os.set_inheritable(3, True)
-                os.environ.update(LISTEN_FDS="1", LISTEN_PID=str(os.getpid()), LISTEN_FDNAMES="control")
-                os.execv(sys.argv[2], sys.argv[2:])
-                """
+            // systemd's part, done by python (SocketActivationLauncher).
             let daemon = try graph.spawn(
                 "/usr/bin/env",
-                [
-                    "python3", "-c", launcher, socket, try ProductLocator.soundscaped().path,
-                    "--state-dir", graph.directory.appendingPathComponent("state").path,
-                    "--socket", graph.directory.appendingPathComponent("not-this-one.sock").path,
-                    "--signer-command", "/bin/sh -c 'env > \(records.path); exec sleep 1000'",
-                ], name: "soundscaped")
+                SocketActivationLauncher.arguments(
+                    socket: socket, executable: try ProductLocator.soundscaped().path,
+                    [
+                        "--state-dir", graph.directory.appendingPathComponent("state").path,
+                        "--socket", graph.directory.appendingPathComponent("not-this-one.sock").path,
+                        "--signer-command", "/bin/sh -c 'env > \(records.path); exec sleep 1000'",
+                    ]), name: "soundscaped")
             try waitUntil(timeout: .seconds(10), "the daemon to answer on the passed socket") {
                 (try? graph.run([try ProductLocator.soundscapectl().path, "status", "--socket", socket]))?.succeeded == true
             }

@@ -71,7 +71,8 @@ public final class SignerSpawner: Sendable {
         let job: @Sendable () -> Void = {
             guard !sandbox.isEmpty else { return finish(run()) }
             // A fresh thread loads the filters on itself: this one must stay as it is.
-            let started = Self.startThread {
+            // Never run here if no thread can be made: that would load the filters on the spawner itself.
+            let started = BlockingThread.startIfPossible(stackSize: 256 * 1024) {
                 if let problem = Self.apply(sandbox) { return finish(.failure(SpawnError(problem))) }
                 finish(run())
             }
@@ -92,30 +93,6 @@ public final class SignerSpawner: Sendable {
             if result != 0 { return "cannot restrict the signer's address families: \(String(cString: strerror(-result)))" }
         }
         return nil
-    }
-
-    /// A detached thread for `body`; false when none could be made (never runs it here,
-    /// which would load the filters on the spawner itself).
-    private static func startThread(_ body: @escaping @Sendable () -> Void) -> Bool {
-        final class Box {
-            let body: @Sendable () -> Void
-            init(_ body: @escaping @Sendable () -> Void) { self.body = body }
-        }
-        var attributes = pthread_attr_t()
-        pthread_attr_init(&attributes)
-        defer { pthread_attr_destroy(&attributes) }
-        pthread_attr_setstacksize(&attributes, 256 * 1024)
-        pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
-        let context = Unmanaged.passRetained(Box(body))
-        var thread = pthread_t()
-        let result = pthread_create(
-            &thread, &attributes,
-            { raw in
-                Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue().body()
-                return nil
-            }, context.toOpaque())
-        if result != 0 { context.release() }
-        return result == 0
     }
 }
 
