@@ -23,6 +23,10 @@ public struct PlayerStatus: Sendable, Equatable, Codable {
     public var ducked = false
     /// The sleep inhibitor, present while the `keep-awake` preference is on.
     public var keepAwake: KeepAwakeStatus?
+    /// The version of the daemon that sends this status (`SoundscapedVersion`),
+    /// so a client sees which build answers, say after a package upgrade; nil
+    /// when decoded from an older daemon, which did not send it.
+    public var version: String? = SoundscapedVersion.string
 
     public init(
         state: PlayerState, isPlaying: Bool, soundscape: SoundscapeID, volume: Volume,
@@ -38,7 +42,7 @@ public struct PlayerStatus: Sendable, Equatable, Codable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case state, isPlaying, soundscape, volume, route, noSink, wantsPlaying, signer, interruptions, ducked, keepAwake
+        case state, isPlaying, soundscape, volume, route, noSink, wantsPlaying, signer, interruptions, ducked, keepAwake, version
     }
 
     public init(from decoder: any Decoder) throws {
@@ -54,6 +58,7 @@ public struct PlayerStatus: Sendable, Equatable, Codable {
         interruptions = try container.decodeIfPresent([String].self, forKey: .interruptions) ?? []
         ducked = try container.decodeIfPresent(Bool.self, forKey: .ducked) ?? false
         keepAwake = try container.decodeIfPresent(KeepAwakeStatus.self, forKey: .keepAwake)
+        version = try container.decodeIfPresent(String.self, forKey: .version)
     }
 
     /// Writes `route` as an explicit null: clients test for it, not for a missing key.
@@ -70,5 +75,6 @@ public struct PlayerStatus: Sendable, Equatable, Codable {
         try container.encode(interruptions, forKey: .interruptions)
         try container.encode(ducked, forKey: .ducked)
         try container.encode(keepAwake, forKey: .keepAwake)
+        try container.encode(version, forKey: .version)
     }
 }

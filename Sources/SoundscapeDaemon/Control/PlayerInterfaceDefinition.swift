@@ -34,6 +34,7 @@ enum PlayerInterfaceDefinition {
         "interruptions: []string",
         "ducked: bool",
         "keepAwake: ?KeepAwake",
+        "version: ?string",
     ]
 
     /// What an `Event` has before the status it carries.
@@ -65,6 +66,7 @@ enum PlayerInterfaceDefinition {
         #   interruptions: what interrupts playback now.
         #   ducked: the volume is lowered for a call (interruption mode duck).
         #   keepAwake: the sleep inhibitor; null while the keep-awake preference is off.
+        #   version: the daemon's version, as soundscaped --version prints it; null from older daemons.
         type Status (
           \(fields(statusFields))
         )
