@@ -137,8 +137,11 @@ struct Status: AsyncParsableCommand {
             if json {
                 print(try await control.rawCall("GetStatus")["status"].map(Output.json) ?? "null")
             } else {
-                Output.describe(try await control.status())
-                let daemon = try await control.daemonVersion() ?? "?"
+                let status = try await control.status()
+                Output.describe(status)
+                // The status names the daemon's version; an older daemon's only in GetInfo.
+                let daemon: String
+                if let version = status.version { daemon = version } else { daemon = try await control.daemonVersion() ?? "?" }
                 print(
                     "Version".padded(to: 12)
                         + (daemon == SoundscapedVersion.string

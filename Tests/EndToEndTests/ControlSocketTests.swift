@@ -1,4 +1,5 @@
 import Foundation
+import SoundscapeCore
 import SoundscapeSystem
 import Testing
 import TestSupport
@@ -134,6 +135,24 @@ struct ControlSocketTests {
             let ids = (parsed?["soundscapes"] as? [[String: Any]])?.compactMap { $0["id"] as? String } ?? []
             #expect(Set(ids).isSuperset(of: ["ocean-waves", "rain", "brown-noise", "wind"]), "\(ids)")
             #expect(parsed?["default"] as? String == "ocean-waves")
+        }
+    }
+
+    @Test("one version: soundscaped --version, GetInfo, GetStatus and soundscapectl status name the same")
+    func oneVersion() throws {
+        try PipeWireGraph.withGraph { graph in
+            try graph.createNullSink(name: "speaker")
+            let daemon = try Soundscaped(graph: graph)
+            try daemon.start()
+            let printed = try graph.run([try ProductLocator.soundscaped().path, "--version"]).requireSuccess()
+            #expect(printed.stdout == SoundscapedVersion.string + "\n")
+            #expect(try daemon.status()["version"] as? String == SoundscapedVersion.string)
+            let client = try FramedSocket(path: daemon.socket, timeout: .seconds(5))
+            let info = try client.call(json: #"{"method":"org.varlink.service.GetInfo"}"#)
+            #expect((info["parameters"] as? [String: Any])?["version"] as? String == SoundscapedVersion.string)
+            let status = try daemon.must("status").stdout
+            let line = status.split(separator: "\n").first { $0.hasPrefix("Version") }
+            #expect(line?.split(separator: " ").dropFirst().map(String.init) == [SoundscapedVersion.string], "\(status)")
         }
     }
 

@@ -224,7 +224,7 @@ import SoundscapeCore
         let text = String(decoding: try encoder.encode(status), as: UTF8.self)
         #expect(
             text
-                == #"{"cuePlaying":false,"ducked":false,"interruptions":[],"isPlaying":true,"keepAwake":null,"noSink":false,"route":null,"signer":null,"soundscape":"rain","state":"playing","volume":40,"wantsPlaying":true}"#
+                == #"{"cuePlaying":false,"ducked":false,"interruptions":[],"isPlaying":true,"keepAwake":null,"noSink":false,"route":null,"signer":null,"soundscape":"rain","state":"playing","version":"\#(SoundscapedVersion.string)","volume":40,"wantsPlaying":true}"#
         )
         #expect(try JSONDecoder().decode(PlayerStatus.self, from: Data(text.utf8)) == status)
     }
@@ -247,6 +247,14 @@ import SoundscapeCore
         #expect(try JSONDecoder().decode(PlayerStatus.self, from: Data(older.utf8)).noSink == false)
     }
 
+    @Test func theDaemonsVersionIsSentAndAnOlderDaemonsStatusHasNone() throws {
+        #expect(status.version == SoundscapedVersion.string, "a status made in this build names this build")
+        let data = try JSONEncoder().encode(status)
+        #expect(try object(data)["version"] as? String == SoundscapedVersion.string)
+        let older = #"{"state":"playing","isPlaying":true,"soundscape":"rain","volume":37,"route":null,"wantsPlaying":true}"#
+        #expect(try JSONDecoder().decode(PlayerStatus.self, from: Data(older.utf8)).version == nil)
+    }
+
     @Test func eventEncodesFlatAndDecodesBackEqual() throws {
         let event = PlayerEvent(
             seq: 42, time: Timestamp(millisecondsSince1970: 1_795_208_645_123), type: .player,
@@ -257,7 +265,7 @@ import SoundscapeCore
             Set(json.keys) == [
                 "seq", "time", "type", "reason", "message",
                 "state", "isPlaying", "soundscape", "volume", "route", "noSink", "wantsPlaying", "signer",
-                "interruptions", "ducked", "cuePlaying", "keepAwake",
+                "interruptions", "ducked", "cuePlaying", "keepAwake", "version",
             ])
         #expect(json["seq"] as? Int == 42)
         #expect(json["time"] as? String == "2026-11-20T21:04:05.123Z")

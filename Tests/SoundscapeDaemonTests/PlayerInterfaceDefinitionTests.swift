@@ -41,7 +41,7 @@ import Testing
         let event = try #require(IDLFields.of(type: "Event", in: idl))
         let statusNames = [
             "state", "isPlaying", "soundscape", "volume", "route", "noSink", "wantsPlaying", "signer", "interruptions",
-            "ducked", "cuePlaying", "keepAwake",
+            "ducked", "cuePlaying", "keepAwake", "version",
         ]
         #expect(status.map(\.name) == statusNames)
         #expect(event.map(\.name) == ["seq", "time", "type", "reason", "message", "cause"] + status.map(\.name))

@@ -26,6 +26,10 @@ public struct PlayerStatus: Sendable, Equatable, Codable {
     public var cuePlaying = false
     /// The sleep inhibitor, present while the `keep-awake` preference is on.
     public var keepAwake: KeepAwakeStatus?
+    /// The version of the daemon that sends this status (`SoundscapedVersion`),
+    /// so a client sees which build answers, say after a package upgrade; nil
+    /// when decoded from an older daemon, which did not send it.
+    public var version: String? = SoundscapedVersion.string
 
     public init(
         state: PlayerState, isPlaying: Bool, soundscape: SoundscapeID, volume: Volume,
@@ -42,7 +46,7 @@ public struct PlayerStatus: Sendable, Equatable, Codable {
 
     private enum CodingKeys: String, CodingKey {
         case state, isPlaying, soundscape, volume, route, noSink, wantsPlaying, signer, interruptions, ducked, cuePlaying,
-            keepAwake
+            keepAwake, version
     }
 
     public init(from decoder: any Decoder) throws {
@@ -59,6 +63,7 @@ public struct PlayerStatus: Sendable, Equatable, Codable {
         ducked = try container.decodeIfPresent(Bool.self, forKey: .ducked) ?? false
         cuePlaying = try container.decodeIfPresent(Bool.self, forKey: .cuePlaying) ?? false
         keepAwake = try container.decodeIfPresent(KeepAwakeStatus.self, forKey: .keepAwake)
+        version = try container.decodeIfPresent(String.self, forKey: .version)
     }
 
     /// Writes `route` as an explicit null: clients test for it, not for a missing key.
@@ -76,5 +81,6 @@ public struct PlayerStatus: Sendable, Equatable, Codable {
         try container.encode(ducked, forKey: .ducked)
         try container.encode(cuePlaying, forKey: .cuePlaying)
         try container.encode(keepAwake, forKey: .keepAwake)
+        try container.encode(version, forKey: .version)
     }
 }

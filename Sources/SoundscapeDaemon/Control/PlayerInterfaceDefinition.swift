@@ -35,6 +35,7 @@ enum PlayerInterfaceDefinition {
         "ducked: bool",
         "cuePlaying: ?bool",
         "keepAwake: ?KeepAwake",
+        "version: ?string",
     ]
 
     /// What an `Event` has before the status it carries.
@@ -68,6 +69,7 @@ enum PlayerInterfaceDefinition {
         #   ducked: the volume is lowered for a call (interruption mode duck).
         #   cuePlaying: the sink carries the signer-down cue (signing is down); null from older daemons.
         #   keepAwake: the sleep inhibitor; null while the keep-awake preference is off.
+        #   version: the daemon's version, as soundscaped --version prints it; null from older daemons.
         type Status (
           \(fields(statusFields))
         )
