@@ -38,16 +38,20 @@ func properties(of dictionary: UnsafePointer<spa_dict>?) -> [String: String] {
 
 /// Runs `body` on the thread of `loop`, serialised with whatever else runs
 /// there (for the data loop: between two `process` calls), and waits for it.
-func runBlocking(on loop: UnsafeMutablePointer<pw_loop>, _ body: () -> Void) {
-    withoutActuallyEscaping(body) { escapable in
-        var closure = escapable
-        withUnsafeMutablePointer(to: &closure) { pointer in
-            _ = scs_loop_invoke(
-                loop,
-                { _, _, _, _, _, userData in
-                    userData!.assumingMemoryBound(to: (() -> Void).self).pointee()
-                    return 0
-                }, 0, nil, 0, true, pointer)
-        }
+///
+/// `body` is escaping in its type only: it has run when this returns. Not
+/// `withoutActuallyEscaping`: in an optimised build the compiler passes its
+/// check the length of this file's absolute path, so every caller's code would
+/// differ with the checkout's path (docs/releasing.md). The closure's context
+/// is allocated either way.
+func runBlocking(on loop: UnsafeMutablePointer<pw_loop>, _ body: @escaping () -> Void) {
+    var closure = body
+    withUnsafeMutablePointer(to: &closure) { pointer in
+        _ = scs_loop_invoke(
+            loop,
+            { _, _, _, _, _, userData in
+                userData!.assumingMemoryBound(to: (() -> Void).self).pointee()
+                return 0
+            }, 0, nil, 0, true, pointer)
     }
 }
