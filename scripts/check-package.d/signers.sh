@@ -158,8 +158,9 @@ say "  the signer read the keyring's passphrase on stdin; no argument or environ
 kill "$KEYRING"
 wait "$KEYRING" 2>/dev/null || true
 ctl stop >/dev/null
-printf '%s\n' "signer-start-grace = 2" "signer-restart-delay = 0.5" >> "$CONFIG"
-systemctl_user reload soundscaped.service
+# The same block, with a short grace (down is news in 2 s) and a slower first retry.
+TIMINGS=("signer-start-grace = 2" "signer-restart-delay = 0.5")
+use_config keyring-passphrase /usr/local/bin/my-signer "/usr/bin/python3 $FIXTURES/signers/passphrase-signer.py"
 start_keyring ""
 mark=$(events_mark)
 ctl play >/dev/null
