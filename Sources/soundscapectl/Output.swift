@@ -31,6 +31,7 @@ enum Output {
             case .unknown: break
             case .healthy: text += ", healthy"
             case .unhealthy: text += ", UNHEALTHY (its health check fails)"
+            case .degraded: text += ", DEGRADED (it signs, but its health check warns)"
             }
             if let lastExit = signer.lastExit { text += ", last \(lastExit)" }
             rows.append(("Signer", text))

@@ -107,14 +107,18 @@ public struct SettingContext: Sendable {
     public var checkSecretFile: (@Sendable (String) -> String?)?
     /// What is wrong with a command's program (not found, not executable; nil: fine).
     public var checkProgram: (@Sendable (_ program: String, _ workingDirectory: String?) -> String?)?
+    /// What is wrong with a JSON text (nil: it is one JSON value); Core has no JSON parser.
+    public var checkJSON: (@Sendable (String) -> String?)?
 
     public init(
         home: String? = nil, checkSecretFile: (@Sendable (String) -> String?)? = nil,
-        checkProgram: (@Sendable (String, String?) -> String?)? = nil
+        checkProgram: (@Sendable (String, String?) -> String?)? = nil,
+        checkJSON: (@Sendable (String) -> String?)? = nil
     ) {
         self.home = home
         self.checkSecretFile = checkSecretFile
         self.checkProgram = checkProgram
+        self.checkJSON = checkJSON
     }
 }
 
