@@ -29,7 +29,8 @@ enum SignerFact: Sendable {
 /// events`, every event as a JSON line from a bounded hub subscription; else
 /// /dev/null or a passphrase file), stdout and stderr to the daemon's log,
 /// `heartbeat` lines on stdout as liveness proof, and a `NOTIFY_SOCKET` of its own
-/// (`SignerNotifySocket`). Runs the health command (`SignerProbe`) off the loop.
+/// (`SignerNotifySocket`). Runs the health check: the command (`SignerProbe`) off the
+/// loop, the HTTP check (`SignerHTTPProbe`) on it, without blocking.
 ///
 /// A child that stops reading never blocks the daemon: its events wait in a
 /// bounded queue (`eventQueueLimit`); past that the backlog is dropped, and
@@ -168,19 +169,24 @@ final class SignerHost: Sendable {
         return SignerInstance(id: instance, process: process, task: task)
     }
 
-    /// Runs the health command once, with the signer's environment and working directory,
-    /// on a thread of its own.
+    /// Runs the health check once: the built-in HTTP check on the event loop
+    /// (`SignerHTTPProbe`), or the health command, with the signer's environment and
+    /// working directory, on a thread of its own (`SignerProbe`).
     func probe(timeout: Duration, cancellation: SignerProbe.Cancellation) async -> SignerProbeResult {
         let (configuration, environment) = settings.withLock { $0 }
-        guard let healthCommand = configuration.healthCommand else { return .failed("no health command is configured") }
+        if let check = configuration.healthHTTP {
+            return await SignerHTTPProbe.run(check, timeout: timeout, cancellation: cancellation, eventLoop: eventLoopGroup.next())
+        }
+        guard let healthCommand = configuration.healthCommand else { return .failed("no health check is configured") }
         let spawner = self.spawner
         return await withCheckedContinuation { continuation in
             BlockingThread.start(stackSize: 256 * 1024) {
                 continuation.resume(
                     returning: SignerProbe.run(
                         command: healthCommand, environment: environment,
-                        workingDirectory: configuration.workingDirectory,
-                        timeout: timeout, cancellation: cancellation, sandbox: configuration.sandbox, spawner: spawner))
+                        workingDirectory: configuration.workingDirectory, timeout: timeout,
+                        exitCodes: configuration.healthExitCodes, cancellation: cancellation,
+                        sandbox: configuration.sandbox, spawner: spawner))
             }
         }
     }
