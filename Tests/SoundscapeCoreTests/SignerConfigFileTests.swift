@@ -158,9 +158,12 @@ import Synchronization
         #expect(tested["bifrost-host"]?.values[Settings.signerStopSignal] == .int)
         #expect(tested["passphrase-stdin"]?.values[Settings.signerStdin] == .file("/home/me/.config/my-signer/passphrase"))
         #expect(tested["nip46-bunker"]?.values[Settings.signerStdin] == .null)
-        #expect(
-            tested["igloo-server"]?.values[Settings.signerHealthCommand]
-                == ["sh", "-c", "curl -fsS http://127.0.0.1:8002/api/status | jq -e .health.isConnected"])
+        // igloo-server is checked by the daemon itself, no command: its status endpoint and the condition.
+        let igloo = tested["igloo-server"]?.values
+        #expect(igloo?[Settings.signerHealthURL]?.description == "http://127.0.0.1:8002/api/status")
+        #expect(igloo?[Settings.signerHealthJSON]?.description == "/health/isConnected == true")
+        #expect(igloo?[Settings.signerHealthCommand] == nil)
+        #expect(igloo.flatMap(SignerConfiguration.healthProblem) == nil)
     }
 
     @Test func theNewKeysAreKnownAndOnceOnly() throws {
