@@ -19,7 +19,7 @@ struct Options: Codable, Sendable {
     var switchTrials = 4
     var idleSeconds: Double = 10
     var companionSeconds: Double = 10
-    var keepAliveSeconds: Double = 30
+    var keepAliveSeconds: Double = 40
     var keepAliveFastChecks = 200
     var clientThreads = 1
     var silenceThresholdDB: Float = -60
@@ -58,7 +58,7 @@ struct Options: Codable, Sendable {
           --companion-seconds N  soundscaped-desktop beside the playing daemon, quiet and busy windows (default 10; 0 skips)
           --keepalive-seconds N  the keep-alive as a whole (the daemon and the processes its health checks start, with an
                                igloo-server stand-in as the signer): no check, the built-in HTTP check and curl | jq at the
-                               default interval, an N s window each, against pw-play (default 30; 0 skips)
+                               default interval, an N s window each, against pw-play (default 40; 0 skips)
           --keepalive-fast-checks N  the HTTP check's CPU per check, over N checks at a 0.05 s interval (default 200; 0 skips)
           --client-threads N   event-loop threads of the bench's varlink clients (default 1)
           --long-minutes N     control under load: a cold Play of an N-minute soundscape (default 40; 0 skips)

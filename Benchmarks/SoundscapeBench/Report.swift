@@ -408,7 +408,7 @@ extension Render {
         let baseline = result.rows.first
         func perCheck(_ row: KeepAliveRow) -> String {
             guard let baseline, row.name != baseline.name, row.checks > 0 else { return "–" }
-            return f((row.cpuPerSecond - baseline.cpuPerSecond) * row.window.seconds / Double(row.checks) * 1000, 2)
+            return f((row.checkingCPUPerSecond - baseline.checkingCPUPerSecond) * row.window.seconds / Double(row.checks) * 1000, 2)
         }
         var rows = result.rows.map { row in
             [
@@ -434,7 +434,8 @@ extension Render {
                     "CPU per check ms", "daemon wakeups/s",
                 ], rows) + "\n"
         out += "pw-play in the same run: " + (pwPerSecond.map { f($0 * 1000, 2) + " ms/s (schedstat)" } ?? "not measured") + "\n"
-        out += "CPU per check = (whole ms/s − the no-check row's) × window / checks.\n"
+        out += "CPU per check = (CPU off the data thread + reaped children, ms/s, less the no-check row's) × window / checks\n"
+        out += "(the data thread plays and never checks; its share varies between windows on a busy machine by more than a check costs).\n"
         if let between = result.between {
             let others = between.threads.filter { $0.voluntaryPerSecond > 0 && !$0.name.hasSuffix("-rt") }
             out += String(
