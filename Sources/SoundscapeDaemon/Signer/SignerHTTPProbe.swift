@@ -18,19 +18,21 @@ import Varlink
 ///
 /// It ends, exactly once, with the answer; at `timeout` (`no answer within 5 s`); or
 /// when `cancellation` says its instance is over: each closes the channel. The
-/// deadline is a timerfd of its own, closed with the check, rather than a NIO
-/// scheduled task: a cancelled scheduled task leaves the loop's timer armed, and the
-/// loop would wake at every check's deadline for nothing (docs/performance.md). For the
-/// same reason the bootstrap's own connect timeout is set past any check interval,
-/// where the next check's tick always comes first; the deadline covers the connect.
+/// deadline is a timerfd of the host's (`Deadline`), armed for the check and disarmed
+/// at its end, rather than a NIO scheduled task: a cancelled scheduled task leaves the
+/// loop's timer armed, and the loop would wake at every check's deadline for nothing
+/// (docs/performance.md). For the same reason the bootstrap's own connect timeout is
+/// set past any check interval, where the next check's tick always comes first; the
+/// deadline covers the connect.
 enum SignerHTTPProbe {
     /// Runs `check` once on `eventLoop`; returns when it has ended.
     static func run(
-        _ check: SignerHTTPCheck, timeout: Duration, cancellation: SignerProbe.Cancellation, eventLoop: any EventLoop
+        _ check: SignerHTTPCheck, timeout: Duration, cancellation: SignerProbe.Cancellation, deadline: Deadline,
+        eventLoop: any EventLoop
     ) async -> SignerProbeResult {
         let promise = eventLoop.makePromise(of: SignerProbeResult.self)
         eventLoop.execute {
-            Exchange(check: check, timeout: timeout, promise: promise).start(cancellation: cancellation)
+            Exchange(check: check, timeout: timeout, deadline: deadline, promise: promise).start(cancellation: cancellation)
         }
         return (try? await promise.futureResult.get()) ?? .failed("the check ended without a result")
     }
@@ -43,13 +45,15 @@ enum SignerHTTPProbe {
         let promise: EventLoopPromise<SignerProbeResult>
         private var eventLoop: any EventLoop { promise.futureResult.eventLoop }
         private var channel: (any Channel)?
-        private var deadline: (any Channel)?
+        private let deadline: Deadline
+        private var deadlineToken: Int?
         private var deadlineTask: Scheduled<Void>?
         private var done = false
 
-        init(check: SignerHTTPCheck, timeout: Duration, promise: EventLoopPromise<SignerProbeResult>) {
+        init(check: SignerHTTPCheck, timeout: Duration, deadline: Deadline, promise: EventLoopPromise<SignerProbeResult>) {
             self.check = check
             self.timeout = timeout
+            self.deadline = deadline
             self.promise = promise
         }
 
@@ -109,7 +113,7 @@ enum SignerHTTPProbe {
                 document = JSONBody(parsing: body.readableBytesView)
                 expected = JSONBody(parsing: Array(condition.value.utf8))
             }
-            finish(check.result(status: status, document: document, expected: expected) { $0.value.description })
+            finish(check.result(status: status, document: document, expected: expected) { $0.text })
         }
 
         /// The one end of the check: closes what it opened, then answers.
@@ -117,39 +121,19 @@ enum SignerHTTPProbe {
             guard !done else { return }
             done = true
             channel?.close(promise: nil)
-            deadline?.close(promise: nil)
+            deadlineToken.map(deadline.disarm)
             deadlineTask?.cancel()
             promise.succeed(result)
         }
 
         private func armDeadline() {
             let fired: @Sendable () -> Void = { [self] in finish(.failed("no answer within \(SignerMachine.seconds(timeout)) s")) }
-            let timer = timerfd_create(CLOCK_MONOTONIC, Int32(TFD_NONBLOCK) | Int32(TFD_CLOEXEC))
-            var value = itimerspec()
-            let nanoseconds = max(timeout.inNanoseconds(), 1)
-            value.it_value = timespec(tv_sec: Int(nanoseconds / 1_000_000_000), tv_nsec: Int(nanoseconds % 1_000_000_000))
-            guard timer >= 0, timerfd_settime(timer, 0, &value, nil) == 0 else {
-                if timer >= 0 { close(timer) }
+            if let token = deadline.arm(after: timeout, on: eventLoop, fired) {
+                deadlineToken = token
+            } else {
                 // No timerfd (it cannot fail on a Linux of this century): a scheduled task does it.
                 deadlineTask = eventLoop.scheduleTask(in: TimeAmount(timeout)) { fired() }
-                return
             }
-            NIOPipeBootstrap(group: eventLoop)
-                .channelInitializer { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHandler(DeadlineHandler(fired: fired))
-                    }
-                }
-                .takingOwnershipOfDescriptor(input: timer)
-                .whenComplete { result in
-                    switch result {
-                    case .success(let channel):
-                        if self.done { channel.close(promise: nil) } else { self.deadline = channel }
-                    case .failure:
-                        close(timer)
-                        if !self.done { self.deadlineTask = self.eventLoop.scheduleTask(in: TimeAmount(self.timeout)) { fired() } }
-                    }
-                }
         }
 
         /// A failed connect or exchange, in words (`connection refused`).
@@ -202,17 +186,107 @@ enum SignerHTTPProbe {
         }
     }
 
+    /// The checks' deadline: one timerfd, watched by the event loop as a pipe channel for
+    /// as long as its host lives, armed for a check and disarmed at its end (a disarmed
+    /// timerfd never wakes anyone). Made on first use and reused, so a check costs two
+    /// `timerfd_settime` calls, not a descriptor and a channel. Confined to the event
+    /// loop; each arming has a token, so the end of a check cannot disarm the next one's.
+    final class Deadline: @unchecked Sendable {
+        private var timer: Int32 = -1
+        private var channel: (any Channel)?
+        private var token = 0
+        private var expired: (@Sendable () -> Void)?
+        /// When the armed deadline falls, for a registration that fails (a scheduled task then).
+        private var due: NIODeadline?
+
+        init() {}
+
+        deinit {
+            if let channel { channel.close(promise: nil) } else if timer >= 0 { close(timer) }
+        }
+
+        /// Calls `expired` after `timeout` unless disarmed first; the token disarms it. Nil
+        /// when there is no timerfd to be had.
+        func arm(after timeout: Duration, on eventLoop: any EventLoop, _ expired: @escaping @Sendable () -> Void) -> Int? {
+            if timer < 0 {
+                timer = timerfd_create(CLOCK_MONOTONIC, Int32(TFD_NONBLOCK) | Int32(TFD_CLOEXEC))
+                guard timer >= 0 else { return nil }
+                watch(on: eventLoop)
+            }
+            // Taken before the timer is set, so the timer never expires before it.
+            due = .now() + TimeAmount(timeout)
+            guard set(nanoseconds: timeout.inNanoseconds()) else {
+                due = nil
+                return nil
+            }
+            token += 1
+            self.expired = expired
+            return token
+        }
+
+        func disarm(_ token: Int) {
+            guard token == self.token, expired != nil else { return }
+            expired = nil
+            due = nil
+            _ = set(nanoseconds: 0)
+        }
+
+        fileprivate func fire() {
+            guard let due else { return }
+            let left = due - .now()
+            // Early by the clocks' rounding: wait out the rest.
+            if left > .zero, set(nanoseconds: left.nanoseconds) { return }
+            let expired = self.expired
+            disarm(token)
+            expired?()
+        }
+
+        /// Arms the timer `nanoseconds` from now; 0 disarms it.
+        private func set(nanoseconds: Int64) -> Bool {
+            guard timer >= 0 else { return false }
+            var value = itimerspec()
+            if nanoseconds > 0 {
+                value.it_value = timespec(tv_sec: Int(nanoseconds / 1_000_000_000), tv_nsec: Int(nanoseconds % 1_000_000_000))
+            }
+            return timerfd_settime(timer, 0, &value, nil) == 0
+        }
+
+        private func watch(on eventLoop: any EventLoop) {
+            let timer = self.timer
+            NIOPipeBootstrap(group: eventLoop)
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(DeadlineHandler(deadline: self))
+                    }
+                }
+                .takingOwnershipOfDescriptor(input: timer)
+                .whenComplete { result in
+                    switch result {
+                    case .success(let channel):
+                        self.channel = channel
+                    case .failure:
+                        close(timer)
+                        self.timer = -1
+                        // The check armed meanwhile still gets its deadline.
+                        if let due = self.due, let expired = self.expired {
+                            eventLoop.scheduleTask(deadline: due) { expired() }
+                        }
+                    }
+                }
+        }
+    }
+
     /// The deadline's timerfd became readable: it expired.
     final class DeadlineHandler: ChannelInboundHandler {
         typealias InboundIn = ByteBuffer
-        private let fired: @Sendable () -> Void
+        private weak var deadline: Deadline?
 
-        init(fired: @escaping @Sendable () -> Void) {
-            self.fired = fired
+        init(deadline: Deadline) {
+            self.deadline = deadline
         }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-            fired()
+            deadline?.fire()
         }
     }
 }
@@ -235,6 +309,16 @@ struct JSONBody: JSONNode {
     /// Why `text` is not one JSON value, nil when it is (`SettingContext.checkJSON`).
     static func problem(_ text: String) -> String? {
         JSONBody(parsing: Array(text.utf8)) == nil ? "JSON cannot read it" : nil
+    }
+
+    /// As JSON; a scalar without a JSON encoder (a passing check writes one every interval).
+    var text: String {
+        switch value {
+        case .null: "null"
+        case .bool(let bool): bool ? "true" : "false"
+        case .number(let number) where number.rounded() == number && abs(number) < 1e15: String(Int64(number))
+        default: value.description
+        }
     }
 
     func member(_ name: String) -> JSONBody? { value[name].map(JSONBody.init) }

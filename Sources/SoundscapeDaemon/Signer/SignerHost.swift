@@ -51,6 +51,10 @@ final class SignerHost: Sendable {
     private let logger: Logger
     /// Where its processes are started (see `SignerSpawner`).
     let spawner: SignerSpawner
+    /// The HTTP check's deadline, one timerfd reused by every check (`SignerHTTPProbe.Deadline`),
+    /// and the one event loop both are confined to.
+    private let httpDeadline = SignerHTTPProbe.Deadline()
+    private let httpLoop: any EventLoop
     /// The read end goes to every instance's watcher; the write end stays here
     /// for the daemon's whole life and is never written: its closing is the signal.
     private let lifeline: (read: Int32, write: Int32)
@@ -71,6 +75,7 @@ final class SignerHost: Sendable {
             ))
         self.hub = hub
         self.eventLoopGroup = eventLoopGroup
+        httpLoop = eventLoopGroup.next()
         self.logger = logger
         lifeline = try Spawn.pipe()
         removeStaleNotifySockets()
@@ -175,7 +180,8 @@ final class SignerHost: Sendable {
     func probe(timeout: Duration, cancellation: SignerProbe.Cancellation) async -> SignerProbeResult {
         let (configuration, environment) = settings.withLock { $0 }
         if let check = configuration.healthHTTP {
-            return await SignerHTTPProbe.run(check, timeout: timeout, cancellation: cancellation, eventLoop: eventLoopGroup.next())
+            return await SignerHTTPProbe.run(
+                check, timeout: timeout, cancellation: cancellation, deadline: httpDeadline, eventLoop: httpLoop)
         }
         guard let healthCommand = configuration.healthCommand else { return .failed("no health check is configured") }
         let spawner = self.spawner
