@@ -53,6 +53,8 @@ struct KeepAliveResult: Codable, Sendable {
     var fastInterval: Double
     /// The daemon with the HTTP check, between two checks: wake-ups per thread.
     var between: ProcessWindowResult?
+    /// pw-play measured right before these windows (the players' table has another).
+    var pwPlay: ProcessWindowResult?
     var notes: [String] = []
 }
 

@@ -393,7 +393,7 @@ enum Render {
                 companion.busyChanges, b.seconds, b.voluntarySwitchesPerSecond, b.cpuSeconds, b.peakRSSMB)
         }
         if let keepAlive = report.keepAlive {
-            let base = report.players.first { $0.name == "pw-play" && $0.status == "ok" }?.process
+            let base = keepAlive.pwPlay ?? report.players.first { $0.name == "pw-play" && $0.status == "ok" }?.process
             out += keepAliveTable(keepAlive, pwPlay: base)
         }
         if !report.errors.isEmpty { out += "\nerrors:\n" + report.errors.map { "  \($0)" }.joined(separator: "\n") + "\n" }
@@ -433,7 +433,9 @@ extension Render {
                     "keep-alive", "window s", "checks", "daemon CPU ms/s", "reaped children ms/s", "whole ms/s", "×pw-play",
                     "CPU per check ms", "daemon wakeups/s",
                 ], rows) + "\n"
-        out += "pw-play in the same run: " + (pwPerSecond.map { f($0 * 1000, 2) + " ms/s (schedstat)" } ?? "not measured") + "\n"
+        out +=
+            "pw-play " + (result.pwPlay != nil ? "right before these windows: " : "in the same run: ")
+            + (pwPerSecond.map { f($0 * 1000, 2) + " ms/s (schedstat)" } ?? "not measured") + "\n"
         out += "CPU per check = (CPU off the data thread + reaped children, ms/s, less the no-check row's) × window / checks\n"
         out += "(the data thread plays and never checks; its share varies between windows on a busy machine by more than a check costs).\n"
         if let between = result.between {
