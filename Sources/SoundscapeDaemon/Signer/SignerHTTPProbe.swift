@@ -74,7 +74,10 @@ enum SignerHTTPProbe {
             ClientBootstrap(group: eventLoop)
                 .connectTimeout(.hours(48))
                 .channelInitializer { channel in
-                    channel.eventLoop.makeCompletedFuture {
+                    // Kept from now on, so an end that comes while it still connects (the deadline:
+                    // an address that never answers a SYN) closes it too.
+                    self.channel = channel
+                    return channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.addHTTPClientHandlers()
                         try channel.pipeline.syncOperations.addHandler(ResponseCollector(exchange: self))
                     }
@@ -93,7 +96,6 @@ enum SignerHTTPProbe {
                 channel.close(promise: nil)
                 return
             }
-            self.channel = channel
             let url = check.url
             var headers = HTTPHeaders()
             headers.add(name: "Host", value: url.host)
