@@ -195,3 +195,53 @@ struct KeepAliveBench {
         return Int(UInt16(bigEndian: address.sin_port))
     }
 }
+
+extension Render {
+    /// The keep-alive as a whole, per second, against pw-play's CPU per second in the same run.
+    static func keepAliveTable(_ result: KeepAliveResult, pwPlay: ProcessWindowResult?) -> String {
+        let pwPerSecond = pwPlay.map { $0.scheduledCPUSeconds / $0.seconds }
+        let baseline = result.rows.first
+        func perCheck(_ row: KeepAliveRow) -> String {
+            guard let baseline, row.name != baseline.name, row.checks > 0 else { return "–" }
+            return f((row.checkingCPUPerSecond - baseline.checkingCPUPerSecond) * row.window.seconds / Double(row.checks) * 1000, 2)
+        }
+        var rows = result.rows.map { row in
+            [
+                row.name, f(row.window.seconds, 0), "\(row.checks)", f(row.window.scheduledCPUSeconds * 1000 / row.window.seconds, 2),
+                f(row.childrenCPUSeconds * 1000 / row.window.seconds, 2), f(row.cpuPerSecond * 1000, 2),
+                ratio(row.cpuPerSecond, pwPerSecond), perCheck(row), f(row.window.voluntarySwitchesPerSecond, 2),
+            ]
+        }
+        if let fast = result.fast {
+            rows.append([
+                fast.name + " (\(f(result.fastInterval, 2)) s apart)", f(fast.window.seconds, 0), "\(fast.checks)",
+                f(fast.window.scheduledCPUSeconds * 1000 / fast.window.seconds, 2), f(fast.childrenCPUSeconds * 1000 / fast.window.seconds, 2),
+                f(fast.cpuPerSecond * 1000, 2), "–", perCheck(fast), f(fast.window.voluntarySwitchesPerSecond, 2),
+            ])
+        }
+        var out = String(
+            format: "\n## The keep-alive as a whole (the daemon and its checks' processes; an igloo-server stand-in signs; a check every %.0f s)\n\n",
+            result.interval)
+        out +=
+            table(
+                [
+                    "keep-alive", "window s", "checks", "daemon CPU ms/s", "reaped children ms/s", "whole ms/s", "×pw-play",
+                    "CPU per check ms", "daemon wakeups/s",
+                ], rows) + "\n"
+        out +=
+            "pw-play " + (result.pwPlay != nil ? "right before these windows: " : "in the same run: ")
+            + (pwPerSecond.map { f($0 * 1000, 2) + " ms/s (schedstat)" } ?? "not measured") + "\n"
+        out += "CPU per check = (CPU off the data thread + reaped children, ms/s, less the no-check row's) × window / checks\n"
+        out += "(the data thread plays and never checks; its share varies between windows on a busy machine by more than a check costs).\n"
+        if let between = result.between {
+            let others = between.threads.filter { $0.voluntaryPerSecond > 0 && !$0.name.hasSuffix("-rt") }
+            out += String(
+                format: "Between two HTTP checks (%.1f s): %.2f wakeups/s in all; other threads than the data thread: %@\n",
+                between.seconds, between.voluntarySwitchesPerSecond,
+                others.isEmpty
+                    ? "none woke" : others.map { String(format: "%@ %.2f/s", $0.name, $0.voluntaryPerSecond) }.joined(separator: ", "))
+        }
+        for note in result.notes + result.rows.compactMap(\.note) { out += "  note: \(note)\n" }
+        return out
+    }
+}
