@@ -84,6 +84,8 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                // The built-in HTTP health check's codec (signer-health-url).
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
         // The desktop companion: MPRIS and notifications on the session bus, a varlink client of the daemon.

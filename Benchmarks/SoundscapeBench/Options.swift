@@ -19,6 +19,8 @@ struct Options: Codable, Sendable {
     var switchTrials = 4
     var idleSeconds: Double = 10
     var companionSeconds: Double = 10
+    var keepAliveSeconds: Double = 40
+    var keepAliveFastChecks = 200
     var clientThreads = 1
     var silenceThresholdDB: Float = -60
     var daemonDetails = true
@@ -33,7 +35,8 @@ struct Options: Codable, Sendable {
         Plays the same file with soundscaped, pw-play, mpv and gst-launch-1.0, one after
         another on one private PipeWire graph (null sink), and measures each from /proc;
         then measures soundscaped alone (control latency, event fan-out, Play to first
-        audio, start to audible beside pw-play, switching, volume off, idle). Prints the environment and tables; --json writes raw numbers.
+        audio, start to audible beside pw-play, switching, volume off, idle) and the keep-alive as a whole with
+        its health checks. Prints the environment and tables; --json writes raw numbers.
 
           --seconds N          measured window per player (default 20)
           --warmup N           excluded warm-up before each window (default 1)
@@ -53,6 +56,10 @@ struct Options: Codable, Sendable {
           --switch-trials N    soundscape switches (default 4)
           --idle-seconds N     stopped-daemon window (default 10)
           --companion-seconds N  soundscaped-desktop beside the playing daemon, quiet and busy windows (default 10; 0 skips)
+          --keepalive-seconds N  the keep-alive as a whole (the daemon and the processes its health checks start, with an
+                               igloo-server stand-in as the signer): no check, the built-in HTTP check and curl | jq at the
+                               default interval, an N s window each, against pw-play (default 40; 0 skips)
+          --keepalive-fast-checks N  the HTTP check's CPU per check, over N checks at a 0.05 s interval (default 200; 0 skips)
           --client-threads N   event-loop threads of the bench's varlink clients (default 1)
           --long-minutes N     control under load: a cold Play of an N-minute soundscape (default 40; 0 skips)
           --list-files N       control under load: ListSoundscapes over N more files (default 200; 0 skips)
@@ -104,6 +111,8 @@ struct Options: Codable, Sendable {
             case "--switch-trials": o.switchTrials = try integer(try value())
             case "--idle-seconds": o.idleSeconds = try number(try value())
             case "--companion-seconds": o.companionSeconds = try number(try value())
+            case "--keepalive-seconds": o.keepAliveSeconds = try number(try value())
+            case "--keepalive-fast-checks": o.keepAliveFastChecks = try integer(try value())
             case "--client-threads": o.clientThreads = max(1, try integer(try value()))
             case "--long-minutes": o.longMinutes = try integer(try value())
             case "--list-files": o.listFiles = try integer(try value())

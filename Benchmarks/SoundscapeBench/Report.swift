@@ -96,6 +96,7 @@ struct BenchReport: Codable, Sendable {
     var switches: [SwitchTrial] = []
     var idle: IdleResult?
     var companion: CompanionResult?
+    var keepAlive: KeepAliveResult?
     var errors: [String] = []
 }
 
@@ -390,6 +391,10 @@ enum Render {
             out += String(
                 format: "  with %d volume changes in %.0f s (an event and a PropertiesChanged each): %.1f wakeups/s, CPU %.3f s, peak RSS %.1f MB\n",
                 companion.busyChanges, b.seconds, b.voluntarySwitchesPerSecond, b.cpuSeconds, b.peakRSSMB)
+        }
+        if let keepAlive = report.keepAlive {
+            let base = keepAlive.pwPlay ?? report.players.first { $0.name == "pw-play" && $0.status == "ok" }?.process
+            out += keepAliveTable(keepAlive, pwPlay: base)
         }
         if !report.errors.isEmpty { out += "\nerrors:\n" + report.errors.map { "  \($0)" }.joined(separator: "\n") + "\n" }
         return out

@@ -66,7 +66,7 @@ struct Bench {
         let fileSeconds = OpusFile.duration(of: options.file)
         let daemonPath = options.daemon ?? Self.defaultDaemonPath()
         let wantsDaemon = options.players.contains("soundscaped") || options.daemonDetails
-        if wantsDaemon, !FileManager.default.isExecutableFile(atPath: daemonPath) {
+        if wantsDaemon || options.keepAliveSeconds > 0, !FileManager.default.isExecutableFile(atPath: daemonPath) {
             log("no soundscaped at \(daemonPath): build it (`swift build -c release`) or pass --daemon PATH")
             return 69
         }
@@ -220,6 +220,24 @@ struct Bench {
         }
         if let daemon {
             await daemon.stop()
+        }
+        // 3. The keep-alive as a whole: fresh daemons with a signer and its health check.
+        if options.keepAliveSeconds > 0 {
+            do {
+                let (id, extra) = try SoundscapeChoice.resolve(file: options.file, daemon: daemonPath, graph: graph)
+                // pw-play again, right before: the machine's load drifts over a run, so the
+                // ratio is taken against a pw-play window next to the keep-alive's.
+                let pwPlay = PeerPlayer.all().first { $0.name == "pw-play" }
+                var adjacent: PlayerRow?
+                if let pwPlay { adjacent = await players.run(pwPlay) }
+                report.keepAlive = try await KeepAliveBench(
+                    graph: graph, daemonPath: daemonPath, soundscape: id, extraArguments: extra,
+                    seconds: options.keepAliveSeconds, fastChecks: options.keepAliveFastChecks, group: group
+                ).run()
+                report.keepAlive?.pwPlay = adjacent?.status == "ok" ? adjacent?.process : nil
+            } catch {
+                report.errors.append("keep-alive: \(error)")
+            }
         }
         Cleanup.shared.run()
         try? await group.shutdownGracefully()

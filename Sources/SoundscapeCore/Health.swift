@@ -37,7 +37,7 @@ extension HealthReport.Check {
     /// sound follows: failed, hung, unhealthy, or not up for the start grace),
     /// naming why, and while its process is not running or starting (a restart
     /// under way); a process that exists but no longer signs is no alive signer.
-    /// Passes, "not wanted", while nobody wants it.
+    /// Passes, "not wanted", while nobody wants it; passes, saying so, while degraded.
     public static func signer(_ signer: SignerStatus, wanted: Bool, downReason: String?) -> Self {
         guard wanted else { return .init(name: HealthReport.Name.signer, ok: true, detail: "not wanted") }
         var host = "signer host \(signer.state.rawValue)"
@@ -47,6 +47,8 @@ extension HealthReport.Check {
             return .init(name: HealthReport.Name.signer, ok: false, detail: "signing is down (\(downReason)): \(host)")
         }
         let ok = signer.state == .running || signer.state == .starting
-        return .init(name: HealthReport.Name.signer, ok: ok, detail: ok ? nil : host)
+        // Degraded is not down: it passes, saying so.
+        let degraded = signer.health == .degraded ? "degraded: it signs, but its health check warns" : nil
+        return .init(name: HealthReport.Name.signer, ok: ok, detail: ok ? degraded : host)
     }
 }

@@ -28,6 +28,7 @@ enum Output {
             case .unknown: break
             case .healthy: text += ", healthy"
             case .unhealthy: text += ", UNHEALTHY (its health check fails)"
+            case .degraded: text += ", DEGRADED (it signs, but its health check warns)"
             }
             // How the last instance ended explains a signer that is not running; once a later
             // one runs, it is history (`status --json` keeps it as lastExit), not the headline.

@@ -48,17 +48,32 @@ import Testing
         }
     }
 
+    /// Every key is set in the example, or shown commented out (`#key = value`, no space
+    /// after the `#`) where it is the alternative to one set (`signer-health-command`
+    /// beside `signer-health-url`). The example parses and is a configuration the
+    /// daemon takes; each line commented out parses on its own.
     @Test func configurationMdsExampleSetsEveryKeyAndParses() throws {
         let text = try Self.read("docs/configuration.md")
         let example = try #require(text.components(separatedBy: "```ini\n").dropFirst().first?.components(separatedBy: "```").first)
-        let keys = Set(
-            example.split(separator: "\n").compactMap { line -> String? in
-                let trimmed = line.trimmingCharacters(in: .whitespaces)
-                guard !trimmed.hasPrefix("#"), let equals = trimmed.firstIndex(of: "=") else { return nil }
-                return trimmed[..<equals].trimmingCharacters(in: .whitespaces)
-            })
+        var keys = Set<String>()
+        var alternatives: [String] = []
+        for line in example.split(separator: "\n") {
+            var trimmed = line.trimmingCharacters(in: .whitespaces)
+            let commentedOut = trimmed.hasPrefix("#") && Settings.fileKeys.contains { trimmed.dropFirst().hasPrefix($0 + " =") }
+            if commentedOut {
+                trimmed.removeFirst()
+                alternatives.append(trimmed)
+            }
+            guard !trimmed.hasPrefix("#"), let equals = trimmed.firstIndex(of: "=") else { continue }
+            keys.insert(trimmed[..<equals].trimmingCharacters(in: .whitespaces))
+        }
         #expect(keys == Set(Settings.fileKeys), "missing from the example: \(Set(Settings.fileKeys).subtracting(keys).sorted())")
-        _ = try ConfigFile(parsing: example, context: SettingContext(home: "/home/me"))
+        let context = SettingContext(home: "/home/me")
+        let file = try ConfigFile(parsing: example, context: context)
+        #expect(SignerConfiguration.healthProblem(file.values).map(\.problem) == nil)
+        for line in alternatives {
+            _ = try ConfigFile(parsing: line, context: context)
+        }
     }
 
     @Test func configurationMdListsEveryFlagOnlySetting() throws {

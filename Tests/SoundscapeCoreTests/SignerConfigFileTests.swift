@@ -164,9 +164,12 @@ import Synchronization
         #expect(tested["igloo-server-env-file"]?.values[Settings.signerEnvironmentFiles] == ["/home/me/.config/igloo-server/credentials.env"])
         let keyring = try #require(tested["keyring-passphrase"]?.values[Settings.signerCommand])
         #expect(keyring.count == 3 && keyring[0] == "sh" && keyring[2].hasPrefix("passphrase=$(secret-tool lookup service my-signer)"))
-        #expect(
-            tested["igloo-server"]?.values[Settings.signerHealthCommand]
-                == ["sh", "-c", "curl -fsS http://127.0.0.1:8002/api/status | jq -e .health.isConnected"])
+        // igloo-server is checked by the daemon itself, no command: its status endpoint and the condition.
+        let igloo = tested["igloo-server"]?.values
+        #expect(igloo?[Settings.signerHealthURL]?.description == "http://127.0.0.1:8002/api/status")
+        #expect(igloo?[Settings.signerHealthJSON]?.description == "/health/isConnected == true")
+        #expect(igloo?[Settings.signerHealthCommand] == nil)
+        #expect(igloo.flatMap(SignerConfiguration.healthProblem) == nil)
     }
 
     @Test func theNewKeysAreKnownAndOnceOnly() throws {

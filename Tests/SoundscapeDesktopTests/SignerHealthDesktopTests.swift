@@ -76,3 +76,38 @@ import SoundscapeCore
         #expect(shown(alarm.update(status(signer: .starting), now: origin + .seconds(100))).isEmpty)
     }
 }
+
+/// A degraded signer (its check warns, it still signs): shown, and notified at normal urgency.
+@Suite struct SignerDegradedDesktopTests {
+    let origin = ContinuousClock.now
+    let base = SignerHealthDesktopTests()
+
+    @Test func theArtistLineSaysDegradedWithTheSignersWords() {
+        let model = MPRISModel(status: base.status(signer: .running, health: .degraded, says: "PEERS WARNING - 2/3 online"))
+        #expect(model.signerLine == "igloo-signer degraded: PEERS WARNING - 2/3 online")
+        #expect(MPRISModel(status: base.status(signer: .running, health: .degraded)).signerLine == "igloo-signer degraded")
+    }
+
+    @Test func degradedRaisesOneNotificationABreakOutranksItAndHealingRestores() {
+        var alarm = KeepAliveAlarm()
+        #expect(alarm.update(base.status(signer: .running, health: .healthy), now: origin).isEmpty)
+        let degraded = base.shown(
+            alarm.update(base.status(signer: .running, health: .degraded, says: "2/3 peers online"), now: origin + .seconds(1)))
+        #expect(degraded.map(\.summary) == ["Keep-alive degraded"])
+        #expect(degraded.first?.body == "igloo-signer signs, but its health check warns: 2/3 peers online")
+        #expect(degraded.first?.critical == false)
+        // Turning unhealthy within the minute: the same incident, shown once the minute is up.
+        let soon = alarm.update(base.status(signer: .running, health: .unhealthy), now: origin + .seconds(2))
+        #expect(base.shown(soon).isEmpty)
+        #expect(soon == [.scheduleTick(at: origin + .seconds(61))])
+        let broken = base.shown(alarm.tick(now: origin + .seconds(61)))
+        #expect(broken.map(\.summary) == ["Keep-alive broken"])
+        #expect(broken.first?.incident == degraded.first?.incident)
+        let restored = base.shown(alarm.update(base.status(signer: .running, health: .healthy), now: origin + .seconds(130)))
+        #expect(restored.map(\.summary) == ["Keep-alive restored"])
+        // Closed: the next degradation is a new incident.
+        let again = base.shown(alarm.update(base.status(signer: .running, health: .degraded), now: origin + .seconds(200)))
+        #expect(again.map(\.summary) == ["Keep-alive degraded"])
+        #expect(again.first?.incident != degraded.first?.incident)
+    }
+}

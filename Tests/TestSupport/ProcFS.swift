@@ -36,6 +36,17 @@ public enum ProcFS {
         return (u, s, t)
     }
 
+    /// cutime + cstime (clock ticks) from /proc/PID/stat: the CPU of the children it has
+    /// reaped (and of what they reaped), kept by the kernel in nanoseconds and reported
+    /// in ticks, so a difference is off by a tick at most.
+    public static func childrenTicks(_ pid: Int32) -> UInt64? {
+        guard let text = read("/proc/\(pid)/stat"), let close = text.lastIndex(of: ")") else { return nil }
+        // Field 16 is cutime, 17 cstime; after "comm)" index 0 is field 3.
+        let fields = text[text.index(after: close)...].split(separator: " ")
+        guard fields.count > 14, let user = UInt64(fields[13]), let system = UInt64(fields[14]) else { return nil }
+        return user + system
+    }
+
     /// "Key:  value kB" lines of /proc/PID/status (or a task's status).
     public static func statusFields(_ path: String) -> [String: UInt64] {
         guard let text = read(path) else { return [:] }

@@ -6,8 +6,9 @@
 # this machine's paths:
 # - a bifrost-rs host (signer-stop-signal = SIGINT) is stopped cleanly;
 # - a signer reading a passphrase on stdin (signer-stdin = file:) gets it;
-# - igloo-server's status endpoint as the health command (curl | jq -e):
-#   healthy, unhealthy and down while isConnected is false, restored after;
+# - igloo-server's status endpoint with the built-in HTTP check (signer-health-url,
+#   signer-health-json): healthy, unhealthy and down while isConnected is false,
+#   restored after;
 # - igloo-server's credentials from signer-env-file: both reach it, a changed
 #   file reaches the next start, and neither is in the log, events or status;
 # - a passphrase from a real GNOME Keyring (secret-tool lookup) on the signer's
@@ -75,7 +76,7 @@ mark=$(events_mark)
 ctl play >/dev/null
 await_event 10 "$mark" signerStatus "message=unlocked (passphrase sha256 $digest)"
 
-say "igloo-server's status endpoint as the health command (curl | jq -e .health.isConnected)"
+say "igloo-server's status endpoint with the built-in HTTP check (/health/isConnected == true)"
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 TIMINGS=("signer-health-interval = 0.5" "signer-health-retries = 2" "signer-health-timeout = 2" "signer-restart-delay = 0.2")
 use_config igloo-server /usr/local/bin/igloo-server \
@@ -83,11 +84,11 @@ use_config igloo-server /usr/local/bin/igloo-server \
     127.0.0.1:8002 "127.0.0.1:$port"
 mark=$(events_mark)
 ctl play >/dev/null
-await_event 10 "$mark" signerStatus message=true
+await_event 10 "$mark" signerStatus "message=/health/isConnected is true"
 [ "$(signer_field health)" = healthy ] || die "igloo-server's check passed but the signer is $(signer_field health)"
 mark=$(events_mark)
 touch "$WORK/signers/igloo-disconnected"   # 200, with "isConnected": false
-await_event 10 "$mark" signerUnhealthy
+await_event 10 "$mark" signerUnhealthy "message=2 failed health checks in a row: /health/isConnected is false, not true"
 await_event 5 "$mark" signerDown message=unhealthy
 health=$(ctl health 2>&1) && die "soundscapectl health passes while signing is down: $health"
 grep -q "FAIL signerAlive: signing is down (unhealthy)" <<< "$health" || die "soundscapectl health does not say signing is down: $health"

@@ -109,16 +109,20 @@ public struct SettingContext: Sendable {
     public var checkProgram: (@Sendable (_ program: String, _ workingDirectory: String?) -> String?)?
     /// Why the daemon's own credential of this name cannot be passed on (nil: it can).
     public var checkInheritedCredential: (@Sendable (_ name: String) -> String?)?
+    /// What is wrong with a JSON text (nil: it is one JSON value); Core has no JSON parser.
+    public var checkJSON: (@Sendable (String) -> String?)?
 
     public init(
         home: String? = nil, checkSecretFile: (@Sendable (String) -> String?)? = nil,
         checkProgram: (@Sendable (String, String?) -> String?)? = nil,
-        checkInheritedCredential: (@Sendable (String) -> String?)? = nil
+        checkInheritedCredential: (@Sendable (String) -> String?)? = nil,
+        checkJSON: (@Sendable (String) -> String?)? = nil
     ) {
         self.home = home
         self.checkSecretFile = checkSecretFile
         self.checkProgram = checkProgram
         self.checkInheritedCredential = checkInheritedCredential
+        self.checkJSON = checkJSON
     }
 }
 

@@ -180,6 +180,30 @@ public enum SettingParsers {
         return families
     }
 
+    /// `signer-health-url`: an `http://` URL to an IP address (`SignerHealthURL`).
+    public static func healthURL(_ text: String, _ name: String, _: SettingContext) throws(SettingError) -> SignerHealthURL? {
+        do {
+            return try SignerHealthURL(parsing: text)
+        } catch {
+            throw SettingError("\(name): \(error)")
+        }
+    }
+
+    /// `signer-health-json`: `POINTER == VALUE` or `POINTER != VALUE`; the value is checked
+    /// with `context.checkJSON` when there is one.
+    public static func jsonCondition(_ text: String, _ name: String, _ context: SettingContext) throws(SettingError) -> JSONCondition? {
+        let condition: JSONCondition
+        do {
+            condition = try JSONCondition(parsing: text)
+        } catch {
+            throw SettingError("\(name): \(error)")
+        }
+        if let problem = context.checkJSON?(condition.value) {
+            throw SettingError("\(name): '\(condition.value)' is not a JSON value (\(problem)); a string needs its quotes: \"ok\"")
+        }
+        return condition
+    }
+
     public static func stopSignal(_ text: String, _ name: String, _: SettingContext) throws(SettingError) -> SignerStopSignal {
         guard let signal = SignerStopSignal(parsing: text) else {
             throw SettingError("\(name): unknown signal '\(text)' (expected \(SignerStopSignal.syntax))")

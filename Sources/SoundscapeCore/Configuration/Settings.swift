@@ -76,6 +76,20 @@ public enum Settings {
         "signer-health-command", valueName: "\"PROGRAM ARG …\"", default: nil, effect: .now,
         help: "A command whose exit status 0 says the signer signs; its first stdout line is the signer's status. Split like signer-command.",
         parse: P.command, format: P.optional { $0.joined(separator: " ") })
+    public static let signerHealthExitCodes = Setting<SignerHealthExitCodes>(
+        "signer-health-exit-codes", valueName: "plain|monitoring-plugins", default: .plain, effect: .now,
+        help:
+            "What the health command's exit status means: plain (0 healthy, else failed) or monitoring-plugins (0 OK, 1 WARNING: degraded, it still signs; 2 CRITICAL and 3 UNKNOWN: failed).",
+        parse: P.choice(SignerHealthExitCodes.self), format: { $0.rawValue })
+    public static let signerHealthURL = Setting<SignerHealthURL?>(
+        "signer-health-url", valueName: "URL", default: nil, effect: .now,
+        help:
+            "The built-in health check instead of a command: http://ADDRESS[:PORT]/PATH (an IP address or localhost), healthy on a 2xx answer (and signer-health-json).",
+        parse: P.healthURL, format: P.optional { $0.description })
+    public static let signerHealthJSON = Setting<JSONCondition?>(
+        "signer-health-json", valueName: "\"POINTER ==|!= VALUE\"", default: nil, effect: .now,
+        help: "With signer-health-url: a condition on its JSON body, a JSON pointer, == or !=, and a JSON value (/health/isConnected == true).",
+        parse: P.jsonCondition, format: P.optional { $0.description })
     public static let signerHealthInterval = Setting<Duration>(
         "signer-health-interval", valueName: "seconds", default: .seconds(10), effect: .now,
         help: "Seconds from the start of one health check to the start of the next (a check still running delays the next).",
@@ -169,7 +183,8 @@ public enum Settings {
         signerCommand, signerDirectory, signerEnvironment, signerEnvironmentFiles, signerCredentials, signerKeepRunning, signerStdin,
         signerStopSignal,
         signerStopTimeout, signerType, signerLivenessTimeout, signerRestartDelay, signerRestartMaxDelay,
-        signerCrashLimit, signerHealthCommand, signerHealthInterval, signerHealthTimeout, signerHealthRetries,
+        signerCrashLimit, signerHealthCommand, signerHealthExitCodes, signerHealthURL, signerHealthJSON, signerHealthInterval, signerHealthTimeout,
+        signerHealthRetries,
         signerRestartOnUnhealthy, signerStartGrace, signerMemoryDenyWriteExecute, signerAddressFamilies,
         interruptionRoles, voipApplications, soundscapeDirectories, cacheSize, logLevel,
         socket, stateDirectory, cacheDirectory, latencyFrames, config, keepStartupPages,

@@ -61,8 +61,11 @@ public enum EventReason: String, Sendable, Codable, CaseIterable {
     case signerStopping
     /// The health command failed `signer-health-retries` times in a row (message: why).
     case signerUnhealthy
-    /// The health command passed again after `signerUnhealthy`.
+    /// The health check passed again after `signerUnhealthy` or `signerDegraded`.
     case signerHealthy
+    /// The health check says the signer signs, degraded (a monitoring plugin's WARNING;
+    /// message: what it printed). Not down: the soundscape plays on.
+    case signerDegraded
     /// Signing is down while the keep-alive wants it: failed, hung, unhealthy, or not
     /// running and ready for longer than `signer-start-grace` (message: why).
     case signerDown

@@ -18,6 +18,10 @@ public struct SignerConfiguration: Sendable, Equatable {
     public var stdin: SignerStdin
     /// A command whose exit status says whether the signer signs; nil: none.
     public var healthCommand: [String]?
+    /// What the health command's exit status means.
+    public var healthExitCodes: SignerHealthExitCodes
+    /// The built-in HTTP check, which a signer has instead of a command; nil: none.
+    public var healthHTTP: SignerHTTPCheck?
     /// What its processes may do, beyond what the unit imposes on everything.
     public var sandbox: SignerSandbox
     /// Timing, limits and the health check's rhythm.
@@ -39,10 +43,31 @@ public struct SignerConfiguration: Sendable, Equatable {
         keepRunningWhenStopped = values[Settings.signerKeepRunning]
         stdin = values[Settings.signerStdin]
         healthCommand = values[Settings.signerHealthCommand]
+        healthExitCodes = values[Settings.signerHealthExitCodes]
+        healthHTTP = values[Settings.signerHealthURL].map { SignerHTTPCheck(url: $0, condition: values[Settings.signerHealthJSON]) }
         sandbox = SignerSandbox(
             memoryDenyWriteExecute: values[Settings.signerMemoryDenyWriteExecute],
             addressFamilies: values[Settings.signerAddressFamilies])
-        machine = SignerMachine.Configuration(values, healthChecked: healthCommand != nil)
+        machine = SignerMachine.Configuration(values, healthChecked: healthCommand != nil || healthHTTP != nil)
+    }
+
+    /// Health settings that do not go together: the one to blame and why, nil when
+    /// they do. A signer has one health check, a command or a URL, so both set is
+    /// refused rather than one silently winning; a JSON condition needs its URL.
+    public static func healthProblem(_ values: SettingValues) -> (setting: any AnySetting, problem: String)? {
+        if values.isSet(Settings.signerHealthURL), values.isSet(Settings.signerHealthCommand) {
+            return (
+                Settings.signerHealthURL,
+                "\(Settings.signerHealthURL.key) and \(Settings.signerHealthCommand.key) are both set; a signer has one health check: keep one"
+            )
+        }
+        if values.isSet(Settings.signerHealthJSON), !values.isSet(Settings.signerHealthURL) {
+            return (
+                Settings.signerHealthJSON,
+                "\(Settings.signerHealthJSON.key) is a condition on \(Settings.signerHealthURL.key)'s answer, which is not set"
+            )
+        }
+        return nil
     }
 }
 

@@ -1,7 +1,10 @@
-/// How one run of the health command ended.
+/// How one health check ended (the command's run, or the HTTP check's request).
 public enum SignerProbeResult: Sendable, Equatable {
-    /// Exit status 0; `output` is the first line it printed on stdout, if any.
+    /// Healthy; `output` is the status line it gave (the command's first stdout line), if any.
     case passed(output: String?)
+    /// It signs, but not all is well (a monitoring plugin's WARNING, exit status 1, with
+    /// `signer-health-exit-codes = monitoring-plugins`); `output` says what.
+    case degraded(output: String?)
     /// Anything else: a non-zero status, a signal, the timeout, or it could not start (in words).
     case failed(String)
 }
@@ -19,16 +22,21 @@ public enum SignerProbeResult: Sendable, Equatable {
 ///   each such streak is reported (it causes a restart, and the next instance gets a
 ///   fresh count); without, only the change to unhealthy is.
 /// - The first pass after that makes it healthy again. A new instance keeps an
-///   unhealthy verdict (only a pass proves it signs), but not a healthy one (its
-///   predecessor's pass says nothing about it): that becomes unknown.
+///   unhealthy verdict (only a pass proves it signs), but not a healthy or degraded
+///   one (its predecessor's pass says nothing about it): that becomes unknown.
+/// - A degraded result (a monitoring plugin's WARNING) is a pass that says not all is
+///   well: it ends a streak of failures and proves the signer signs, and the health is
+///   `degraded` until a check says otherwise.
 /// - Results of a probe that ran for an instance that has since ended are dropped
 ///   (`SignerInstances`' rule), and such a probe is cancelled when its instance ends.
 struct SignerHealth: Sendable {
     /// What a probe's result means for the machine.
     enum Verdict: Sendable, Equatable {
         case none
-        /// It passed; `recovered` when the signer had been unhealthy.
+        /// It passed; `recovered` when the signer had been unhealthy or degraded.
         case passed(output: String?, recovered: Bool)
+        /// It signs, degraded; `news` when it was not degraded before.
+        case degraded(output: String?, news: Bool)
         /// It failed, `count` times in a row, not yet enough to call the signer unhealthy.
         case failed(reason: String, count: Int)
         /// The signer is unhealthy: `restart` it if so configured; `news` when an event is due.
@@ -55,7 +63,7 @@ struct SignerHealth: Sendable {
     mutating func instanceStarted(now: ContinuousClock.Instant) -> [SignerMachine.Action] {
         _ = instances.begin()
         failures = 0
-        if state == .healthy { state = .unknown }
+        if state == .healthy || state == .degraded { state = .unknown }
         guard let check else { return [] }
         let due = now + check.interval
         dueAt = due
@@ -117,9 +125,14 @@ struct SignerHealth: Sendable {
         switch result {
         case .passed(let output):
             failures = 0
-            let recovered = state == .unhealthy
+            let recovered = state == .unhealthy || state == .degraded
             state = .healthy
             verdict = .passed(output: output, recovered: recovered)
+        case .degraded(let output):
+            failures = 0
+            let news = state != .degraded
+            state = .degraded
+            verdict = .degraded(output: output, news: news)
         case .failed(let reason):
             failures += 1
             if failures < check.retries {

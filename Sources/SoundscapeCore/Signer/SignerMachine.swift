@@ -246,13 +246,12 @@ public struct SignerMachine: Sendable {
         case .failed:
             statusLine.checkFailed()
         case .passed(let output, let recovered):
-            verdict.proven()
-            if case .running(var instance) = phase {
-                instance.passed = true
-                phase = .running(instance)
-            }
-            if let output { actions += statusLine.set(output, from: .check, now: now) }
+            actions += signs(output: output, now: now)
             if recovered { actions.append(.emit(.signerHealthy, message: nil)) }
+        case .degraded(let output, let news):
+            // It signs: proof for the down verdict, which degraded never counts against.
+            actions += signs(output: output, now: now)
+            if news { actions.append(.emit(.signerDegraded, message: output.flatMap(SignerStatus.line))) }
         case .unhealthy(let reason, let count, let restart, let news):
             statusLine.checkFailed()
             let message = "\(count) failed health check\(count == 1 ? "" : "s") in a row: \(reason)"
@@ -265,6 +264,17 @@ public struct SignerMachine: Sendable {
             }
         }
         return actions
+    }
+
+    /// A check said the signer signs (passed, or degraded): the running instance proved
+    /// itself, and what the check said is its status line.
+    private mutating func signs(output: String?, now: ContinuousClock.Instant) -> [Action] {
+        verdict.proven()
+        if case .running(var instance) = phase {
+            instance.passed = true
+            phase = .running(instance)
+        }
+        return output.map { statusLine.set($0, from: .check, now: now) } ?? []
     }
 
     private mutating func tick(now: ContinuousClock.Instant) -> [Action] {

@@ -30,9 +30,10 @@ public struct SignerStatus: Sendable, Equatable, Codable {
         case stopped, starting, running, stopping, restarting, failed
     }
 
-    /// What the health command last said (`unknown` without one, or before its first verdict).
+    /// What the health check last said (`unknown` without one, or before its first verdict).
+    /// `degraded`: it signs, but its check warns (a monitoring plugin's WARNING); not down.
     public enum Health: String, Sendable, Codable, CaseIterable {
-        case unknown, healthy, unhealthy
+        case unknown, healthy, unhealthy, degraded
     }
 
     public var state: State
@@ -86,7 +87,8 @@ public struct SignerStatus: Sendable, Equatable, Codable {
 
     private enum CodingKeys: String, CodingKey { case state, pid, restarts, lastExit, lastExitSignal, name, health, ready, status }
 
-    /// Fields a daemon before health checks did not send take their defaults.
+    /// Fields a daemon before health checks did not send take their defaults; a health
+    /// this client does not know (one a later daemon added) reads as `unknown`.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         state = try container.decode(State.self, forKey: .state)
@@ -95,7 +97,8 @@ public struct SignerStatus: Sendable, Equatable, Codable {
         lastExit = try container.decodeIfPresent(String.self, forKey: .lastExit)
         lastExitSignal = try container.decodeIfPresent(String.self, forKey: .lastExitSignal)
         name = try container.decodeIfPresent(String.self, forKey: .name)
-        health = try container.decodeIfPresent(Health.self, forKey: .health) ?? .unknown
+        // A value a later daemon may add is unknown here, not an error that loses the whole status.
+        health = try container.decodeIfPresent(String.self, forKey: .health).flatMap(Health.init(rawValue:)) ?? .unknown
         ready = try container.decodeIfPresent(Bool.self, forKey: .ready) ?? (state == .running)
         status = try container.decodeIfPresent(String.self, forKey: .status)
     }

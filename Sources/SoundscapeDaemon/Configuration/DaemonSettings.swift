@@ -37,7 +37,8 @@ public struct DaemonSettings: Sendable {
         let credentials = environment["CREDENTIALS_DIRECTORY"]
         return SettingContext(
             home: environment["HOME"], checkSecretFile: StdinFile.problem,
-            checkInheritedCredential: { SignerSecrets.inheritedProblem($0, daemonCredentials: credentials) })
+            checkInheritedCredential: { SignerSecrets.inheritedProblem($0, daemonCredentials: credentials) },
+            checkJSON: JSONBody.problem)
     }
 
     /// Resolves the setting flags `flags` against the environment and the config file
@@ -55,6 +56,9 @@ public struct DaemonSettings: Sendable {
         let (file, configPath) = try configFile(flags[Settings.config], environment: environment)
         let values = SettingValues.merged(flags: flags, file: file.values)
         let signer = SignerConfiguration(values)
+        if signer != nil, let (setting, problem) = SignerConfiguration.healthProblem(values) {
+            throw ConfigurationError("\(place(of: setting, in: values, configPath: configPath)): \(problem)")
+        }
         try checkPrograms(signer, values: values, configPath: configPath, environment: environment)
 
         var output = OutputConfiguration()
@@ -114,13 +118,16 @@ public struct DaemonSettings: Sendable {
             guard let program = command?.first,
                 let problem = ProgramLookup.problem(program, workingDirectory: signer.workingDirectory, path: environment["PATH"])
             else { continue }
-            let place: String
-            switch values.origin(of: setting) {
-            case let flag? where flag.hasPrefix("--"): place = flag
-            case let line?: place = "\(configPath ?? "the config file"): \(line): \(setting.key)"
-            case nil: place = setting.key
-            }
-            throw ConfigurationError("\(place): \(problem)")
+            throw ConfigurationError("\(place(of: setting, in: values, configPath: configPath)): \(problem)")
+        }
+    }
+
+    /// Where `setting` was set, as an error names it: its flag, or the file, line and key.
+    private static func place(of setting: some AnySetting, in values: SettingValues, configPath: String?) -> String {
+        switch values.origin(of: setting) {
+        case let flag? where flag.hasPrefix("--"): flag
+        case let line?: "\(configPath ?? "the config file"): \(line): \(setting.key)"
+        case nil: setting.key
         }
     }
 

@@ -103,11 +103,13 @@ enum PlayerInterfaceDefinition {
         #     of a death at start is known).
         #   lastExitSignal: the signal it died of, by name (SIGTRAP), if it died of one.
         #   name: its program's name, for messages.
-        #   health: what its health command last said (unknown without one).
+        #   health: what its health check last said (unknown without one); degraded: it
+        #     signs, but its check warns (a monitoring plugin's WARNING), which is not down.
         #   ready: running, and for \(Settings.signerType.key) notify it sent READY=1.
-        #   status: its own words, the last STATUS= it sent or the first line a passing
-        #     health command printed (one line, at most 200 characters).
-        #   health, ready and status are optional: a client must not rely on a daemon sending them.
+        #   status: its own words, the last STATUS= it sent or what a passing health
+        #     check said (one line, at most 200 characters).
+        #   health, ready and status are optional: a client must not rely on a daemon sending them,
+        #     and should read a health it does not know (a later daemon's) as unknown.
         type Signer (
           state: \(members(SignerStatus.State.self)),
           pid: ?int,

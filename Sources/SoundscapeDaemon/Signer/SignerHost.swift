@@ -29,7 +29,8 @@ enum SignerFact: Sendable {
 /// events`, every event as a JSON line from a bounded hub subscription; else
 /// /dev/null or a passphrase file), stdout and stderr to the daemon's log,
 /// `heartbeat` lines on stdout as liveness proof, and a `NOTIFY_SOCKET` of its own
-/// (`SignerNotifySocket`). Runs the health command (`SignerProbe`) off the loop.
+/// (`SignerNotifySocket`). Runs the health check: the command (`SignerProbe`) off the
+/// loop, the HTTP check (`SignerHTTPProbe`) on it, without blocking.
 ///
 /// A child that stops reading never blocks the daemon: its events wait in a
 /// bounded queue (`eventQueueLimit`); past that the backlog is dropped, and
@@ -57,6 +58,10 @@ final class SignerHost: Sendable {
     private let logger: Logger
     /// Where its processes are started (see `SignerSpawner`).
     let spawner: SignerSpawner
+    /// The HTTP check's deadline, one timerfd reused by every check (`SignerHTTPProbe.Deadline`),
+    /// and the one event loop both are confined to.
+    private let httpDeadline = SignerHTTPProbe.Deadline()
+    private let httpLoop: any EventLoop
     /// The read end goes to every instance's watcher; the write end stays here
     /// for the daemon's whole life and is never written: its closing is the signal.
     private let lifeline: (read: Int32, write: Int32)
@@ -78,6 +83,7 @@ final class SignerHost: Sendable {
             ))
         self.hub = hub
         self.eventLoopGroup = eventLoopGroup
+        httpLoop = eventLoopGroup.next()
         self.logger = logger
         lifeline = try Spawn.pipe()
         removeStaleNotifySockets()
@@ -196,21 +202,27 @@ final class SignerHost: Sendable {
         return SignerInstance(id: instance, process: process, task: task)
     }
 
-    /// Runs the health command once, with the signer's environment and working directory,
-    /// on a thread of its own.
+    /// Runs the health check once: the built-in HTTP check on the event loop
+    /// (`SignerHTTPProbe`), or the health command, with the signer's environment and
+    /// working directory, on a thread of its own (`SignerProbe`).
     func probe(timeout: Duration, cancellation: SignerProbe.Cancellation) async -> SignerProbeResult {
         let (configuration, configured) = settings.withLock { $0 }
+        if let check = configuration.healthHTTP {
+            return await SignerHTTPProbe.run(
+                check, timeout: timeout, cancellation: cancellation, deadline: httpDeadline, eventLoop: httpLoop)
+        }
         // What the running instance got, its env files' variables and credentials included.
         let environment = instanceEnvironment.withLock { $0 } ?? configured
-        guard let healthCommand = configuration.healthCommand else { return .failed("no health command is configured") }
+        guard let healthCommand = configuration.healthCommand else { return .failed("no health check is configured") }
         let spawner = self.spawner
         return await withCheckedContinuation { continuation in
             BlockingThread.start(stackSize: 256 * 1024) {
                 continuation.resume(
                     returning: SignerProbe.run(
                         command: healthCommand, environment: environment,
-                        workingDirectory: configuration.workingDirectory,
-                        timeout: timeout, cancellation: cancellation, sandbox: configuration.sandbox, spawner: spawner))
+                        workingDirectory: configuration.workingDirectory, timeout: timeout,
+                        exitCodes: configuration.healthExitCodes, cancellation: cancellation,
+                        sandbox: configuration.sandbox, spawner: spawner))
             }
         }
     }

@@ -2,9 +2,11 @@ import CSoundscapeSystem
 import Glibc
 import SoundscapeCore
 import SoundscapeSystem
+import Synchronization
 
 /// One run of `signer-health-command`, on a thread of its own (spawning and waiting
-/// never happen on the event loop).
+/// never happen on the event loop). Its exit status means what
+/// `signer-health-exit-codes` says (`SignerHealthExitCodes`).
 ///
 /// The command starts in a process group of its own with stdin on /dev/null. Its
 /// first stdout line is kept (the signer's status line when it passes), and the first
@@ -17,27 +19,60 @@ enum SignerProbe {
     static let keptBytes = 4096
 
     /// What stops a probe before its timeout: its owner no longer wants the answer (the
-    /// instance it checks is over). A pipe, so the run's `poll` sees it; a cancel that comes
-    /// before the run, or after it, is harmless.
+    /// instance it checks is over). The command's run polls a pipe that becomes readable
+    /// (made on first use, so the HTTP check, which closes its channel instead, makes
+    /// none); a cancel that comes before the run, or after it, is harmless.
     final class Cancellation: Sendable {
-        private let pipe: (read: Int32, write: Int32)?
-
-        init() {
-            pipe = try? Spawn.pipe()
+        private struct State {
+            var cancelled = false
+            var pipe: (read: Int32, write: Int32)?
+            var handlers: [@Sendable () -> Void] = []
         }
+        private let state = Mutex(State())
+
+        init() {}
 
         deinit {
-            if let pipe {
-                close(pipe.read)
-                close(pipe.write)
+            state.withLock { state in
+                if let pipe = state.pipe {
+                    close(pipe.read)
+                    close(pipe.write)
+                }
             }
         }
 
-        /// The descriptor that becomes readable once cancelled (-1 without one).
-        var descriptor: Int32 { pipe?.read ?? -1 }
+        /// The descriptor that becomes readable once cancelled (-1 when no pipe can be made).
+        var descriptor: Int32 {
+            state.withLock { state in
+                if state.pipe == nil, let pipe = try? Spawn.pipe() {
+                    state.pipe = pipe
+                    if state.cancelled { Self.signal(pipe) }
+                }
+                return state.pipe?.read ?? -1
+            }
+        }
+
+        /// Runs `body` once cancelled (at once if it already is), on the thread that cancels.
+        func whenCancelled(_ body: @escaping @Sendable () -> Void) {
+            let now = state.withLock { state in
+                if !state.cancelled { state.handlers.append(body) }
+                return state.cancelled
+            }
+            if now { body() }
+        }
 
         func cancel() {
-            guard let pipe else { return }
+            let handlers = state.withLock { state -> [@Sendable () -> Void] in
+                guard !state.cancelled else { return [] }
+                state.cancelled = true
+                if let pipe = state.pipe { Self.signal(pipe) }
+                defer { state.handlers = [] }
+                return state.handlers
+            }
+            for handler in handlers { handler() }
+        }
+
+        private static func signal(_ pipe: (read: Int32, write: Int32)) {
             var byte: UInt8 = 1
             _ = write(pipe.write, &byte, 1)
         }
@@ -46,8 +81,8 @@ enum SignerProbe {
     /// Runs `command`; blocks until it has ended (at most about `timeout`), or `cancellation` says so.
     static func run(
         command: [String], environment: [String: String], workingDirectory: String?,
-        timeout: Duration, cancellation: Cancellation? = nil, sandbox: SignerSandbox = SignerSandbox(),
-        spawner: SignerSpawner = .unhardened
+        timeout: Duration, exitCodes: SignerHealthExitCodes = .plain, cancellation: Cancellation? = nil,
+        sandbox: SignerSandbox = SignerSandbox(), spawner: SignerSpawner = .unhardened
     ) -> SignerProbeResult {
         guard let program = command.first else { return .failed("the health command is empty") }
         let devNull = open("/dev/null", O_RDWR | O_CLOEXEC)
@@ -132,11 +167,7 @@ enum SignerProbe {
         if cancelled {
             return .failed("cancelled: the instance it checked is over (killed)")
         }
-        if status == .exited(code: 0) {
-            return .passed(output: output.firstLine)
-        }
-        let said = errors.firstLine ?? output.firstLine
-        return .failed(status.description + (said.map { ": \($0)" } ?? ""))
+        return exitCodes.result(status, stdout: output.firstLine, stderr: errors.firstLine)
     }
 
     /// The start of one output stream.

@@ -12,7 +12,7 @@ import SoundscapeCore
 ///   `xesam:title`; `xesam:artist` is the line the Now Playing panel shows under
 ///   the title, so it carries the signer's state: its own status line while it runs
 ///   ("igloo-signer: 3/3 relays"), else its state ("igloo-signer running", "…
-///   unhealthy", "… failed (…)"); the icon as `mpris:artUrl`.
+///   unhealthy", "… degraded: 2/3 peers online", "… failed (…)"); the icon as `mpris:artUrl`.
 /// - `Volume`: the daemon's percentage as 0.0–1.0.
 public struct MPRISModel: Sendable, Equatable {
     public static let playerInterface = "org.mpris.MediaPlayer2.Player"
@@ -48,6 +48,8 @@ public struct MPRISModel: Sendable, Equatable {
         guard let signer = status.signer else { return "No signer configured" }
         let name = signer.name ?? "Signer"
         if signer.health == .unhealthy, signer.state != .failed { return "\(name) unhealthy" }
+        // It signs, but its check warns (a monitoring plugin's WARNING): said, with its words.
+        if signer.health == .degraded, signer.state == .running { return "\(name) degraded" + (signer.status.map { ": \($0)" } ?? "") }
         switch signer.state {
         case .running: return signer.status.map { "\(name): \($0)" } ?? "\(name) running"
         case .starting, .restarting: return "\(name) starting"

@@ -12,6 +12,9 @@ import SoundscapeCore
 /// - the daemon cannot be reached, though the last status wanted a session;
 /// - the daemon answers that it is not configured (its config file is broken): at
 ///   once, whatever the last status, since nothing plays until the file is mended.
+/// And one that is not a break: the signer signs, degraded (its health check
+/// warns, as a monitoring plugin's WARNING), raised as "Keep-alive degraded" at
+/// normal urgency; a break outranks it.
 /// An incident opens when one of these holds and closes with one "restored"
 /// notification once none does. A problem that heals before it was ever shown
 /// raises nothing. A message due less than `minimumInterval` after the last one
@@ -131,32 +134,44 @@ public struct KeepAliveAlarm: Sendable {
         return problems
     }
 
+    /// What is not well though nothing is broken: the signer signs, degraded.
+    private var warnings: [String] {
+        guard let signer = status?.signer, signer.state == .running, signer.health == .degraded else { return [] }
+        let name = signer.name ?? "the signer host"
+        return ["\(name) signs, but its health check warns" + (signer.status.map { ": \($0)" } ?? ".")]
+    }
+
     private mutating func evaluate(now: ContinuousClock.Instant) -> [Action] {
         var actions: [Action] = []
         let problems = problems(now: now)
+        let warnings = problems.isEmpty ? warnings : []
+        let troubled = !problems.isEmpty || !warnings.isEmpty
         var due: Message?
-        switch (incident, problems.isEmpty) {
-        case (.none, false):
+        // The message due closes the incident (it is the "restored" one).
+        var closing = false
+        switch (incident, troubled) {
+        case (.none, true):
             incidentCount += 1
             incident = .open(number: incidentCount, shown: false)
-            due = Self.broken(problems, incident: incidentCount)
-        case (.open(let number, _), false):
-            due = Self.broken(problems, incident: number)
-        case (.open(let number, let shown), true):
+            due = Self.message(problems: problems, warnings: warnings, incident: incidentCount)
+        case (.open(let number, _), true):
+            due = Self.message(problems: problems, warnings: warnings, incident: number)
+        case (.open(let number, let shown), false):
             if shown {
+                closing = true
                 due = Message(
                     summary: "Keep-alive restored", body: "The soundscape plays and the signer host runs again.",
                     critical: false, incident: number)
             } else {
                 incident = .none
             }
-        case (.none, true):
+        case (.none, false):
             break
         }
         if let due, due != lastMessage {
             if !enabled {
                 // Off: nothing is shown, and a healed incident closes quietly.
-                if !due.critical { incident = .none }
+                if closing { incident = .none }
             } else if let lastSent, now - lastSent < configuration.minimumInterval {
                 actions.append(.scheduleTick(at: lastSent + configuration.minimumInterval))
             } else {
@@ -164,7 +179,7 @@ public struct KeepAliveAlarm: Sendable {
                 lastSent = now
                 lastMessage = due
                 if case .open(let number, _) = incident {
-                    incident = due.critical ? .open(number: number, shown: true) : .none
+                    incident = closing ? .none : .open(number: number, shown: true)
                 }
             }
         }
@@ -174,7 +189,11 @@ public struct KeepAliveAlarm: Sendable {
         return actions
     }
 
-    private static func broken(_ problems: [String], incident: Int) -> Message {
-        Message(summary: "Keep-alive broken", body: problems.joined(separator: "\n"), critical: true, incident: incident)
+    /// Breaks, critical; else warnings, at normal urgency.
+    private static func message(problems: [String], warnings: [String], incident: Int) -> Message {
+        guard problems.isEmpty else {
+            return Message(summary: "Keep-alive broken", body: problems.joined(separator: "\n"), critical: true, incident: incident)
+        }
+        return Message(summary: "Keep-alive degraded", body: warnings.joined(separator: "\n"), critical: false, incident: incident)
     }
 }
