@@ -3,5 +3,5 @@
 /// package (debian/changelog, checked against this by a test and by
 /// scripts/package) all take it from here.
 public enum SoundscapedVersion {
-    public static let string = "0.2.0"
+    public static let string = "0.3.0"
 }
