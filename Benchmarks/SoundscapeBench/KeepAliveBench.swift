@@ -21,6 +21,14 @@ import Glibc
 /// threads other than the data thread and the reaped children used beyond the
 /// baseline's, per check (see `checkingCPUPerSecond`).
 ///
+/// The two rows the target compares (no check and the HTTP check) are measured in
+/// rounds, each with a pw-play window of its own right before it and the two rows in
+/// alternating order (ABBA), and the table takes medians over the rounds: a fresh
+/// daemon's data thread costs 1.2–2.0 ms/s from one window to the next on a shared
+/// machine (kernel work per graph cycle, not ours), more than a check costs in a
+/// second, so one window each cannot tell 0.28× from 0.32×. The curl-and-jq row,
+/// twenty times dearer, is measured in the first round only.
+///
 /// Then two closer looks at the HTTP check: its CPU per check, from a window of many
 /// checks at a short interval against the baseline's CPU per second; and the daemon's
 /// wake-ups in a window between two checks at the default interval, thread by thread
@@ -45,17 +53,37 @@ struct KeepAliveRow: Codable, Sendable {
     }
 }
 
+/// One round: pw-play, then the rows, back to back.
+struct KeepAliveRound: Codable, Sendable {
+    /// pw-play measured right before this round's rows.
+    var pwPlay: ProcessWindowResult?
+    var rows: [KeepAliveRow] = []
+
+    var pwPlayPerSecond: Double? { pwPlay.map { $0.scheduledCPUSeconds / $0.seconds } }
+    /// pw-play's threads but its main one, per second: its data thread, which does per graph
+    /// cycle what soundscaped's does (the decoding is on the main thread), so the floor that
+    /// any client the graph schedules every cycle pays on this machine.
+    var pwPlayDataThreadPerSecond: Double? {
+        pwPlay.map { window in window.threads.filter { $0.tid != window.pid }.map(\.cpuSeconds).reduce(0, +) / window.seconds }
+    }
+}
+
 struct KeepAliveResult: Codable, Sendable {
     var interval: Double
-    var rows: [KeepAliveRow] = []
+    var rounds: [KeepAliveRound] = []
     /// The HTTP check at `fastInterval`: many checks in one window, for its CPU per check.
     var fast: KeepAliveRow?
     var fastInterval: Double
     /// The daemon with the HTTP check, between two checks: wake-ups per thread.
     var between: ProcessWindowResult?
-    /// pw-play measured right before these windows (the players' table has another).
-    var pwPlay: ProcessWindowResult?
     var notes: [String] = []
+
+    /// The rows' names in the order the first round measured them.
+    var rowNames: [String] {
+        var names: [String] = []
+        for round in rounds { for row in round.rows where !names.contains(row.name) { names.append(row.name) } }
+        return names
+    }
 }
 
 struct KeepAliveBench {
@@ -65,34 +93,48 @@ struct KeepAliveBench {
     let extraArguments: [String]
     let seconds: Double
     let fastChecks: Int
+    let rounds: Int
     let group: any EventLoopGroup
+    /// Measures pw-play on the same graph; nil when it cannot run.
+    let pwPlay: () async -> ProcessWindowResult?
 
     static let standIn = ProductLocator.packageRoot.appendingPathComponent("Tests/EndToEndTests/Fixtures/signers/igloo-server.py").path
     /// signer-health-interval's default, as `--print-settings` would say.
     static let interval = 10.0
     static let fastInterval = 0.05
 
+    static let noCheck = "no health check"
+    static let httpCheck = "HTTP check"
+
     func run() async throws -> KeepAliveResult {
         var result = KeepAliveResult(interval: Self.interval, fastInterval: Self.fastInterval)
         let url = { (port: Int) in "http://127.0.0.1:\(port)/api/status" }
-        result.rows.append(try await measure("no health check", check: { _ in [] }))
-        result.rows.append(
-            try await measure(
-                "HTTP check", check: { ["--signer-health-url", url($0), "--signer-health-json", "/health/isConnected == true"] },
-                between: { result.between = $0 }))
-        if ExternalTools.path(of: "curl") != nil, ExternalTools.path(of: "jq") != nil {
-            let command = { (port: Int) in "sh -c 'curl -fsS \(url(port)) | jq -e .health.isConnected'" }
-            var row = try await measure("curl-and-jq command", check: { ["--signer-health-command", command($0)] })
-            row.command = command(8002)
-            result.rows.append(row)
-        } else {
-            result.notes.append("curl or jq is not installed: the command's row is left out")
+        let http = { (port: Int) in ["--signer-health-url", url(port), "--signer-health-json", "/health/isConnected == true"] }
+        for index in 0..<max(rounds, 1) {
+            log("keep-alive: round \(index + 1) of \(max(rounds, 1))")
+            var round = KeepAliveRound(pwPlay: await pwPlay())
+            let unchecked = { try await measure(Self.noCheck, check: { _ in [] }) }
+            let checked = {
+                try await measure(Self.httpCheck, check: http, between: index == 0 ? { result.between = $0 } : nil)
+            }
+            // ABBA: the order alternates, so a drift in the machine's load over a run weighs on both rows alike.
+            round.rows = index % 2 == 0 ? [try await unchecked(), try await checked()] : [try await checked(), try await unchecked()]
+            if index == 0 {
+                if ExternalTools.path(of: "curl") != nil, ExternalTools.path(of: "jq") != nil {
+                    let command = { (port: Int) in "sh -c 'curl -fsS \(url(port)) | jq -e .health.isConnected'" }
+                    var row = try await measure("curl-and-jq command", check: { ["--signer-health-command", command($0)] })
+                    row.command = command(8002)
+                    round.rows.append(row)
+                } else {
+                    result.notes.append("curl or jq is not installed: the command's row is left out")
+                }
+            }
+            result.rounds.append(round)
         }
         if fastChecks > 0 {
             result.fast = try await measure(
                 "HTTP check, \(fastChecks) checks", interval: Self.fastInterval,
-                seconds: Double(fastChecks) * Self.fastInterval,
-                check: { ["--signer-health-url", url($0), "--signer-health-json", "/health/isConnected == true"] })
+                seconds: Double(fastChecks) * Self.fastInterval, check: http)
         }
         return result
     }
@@ -197,26 +239,41 @@ struct KeepAliveBench {
 }
 
 extension Render {
-    /// The keep-alive as a whole, per second, against pw-play's CPU per second in the same run.
-    static func keepAliveTable(_ result: KeepAliveResult, pwPlay: ProcessWindowResult?) -> String {
-        let pwPerSecond = pwPlay.map { $0.scheduledCPUSeconds / $0.seconds }
-        let baseline = result.rows.first
-        func perCheck(_ row: KeepAliveRow) -> String {
-            guard let baseline, row.name != baseline.name, row.checks > 0 else { return "–" }
-            return f((row.checkingCPUPerSecond - baseline.checkingCPUPerSecond) * row.window.seconds / Double(row.checks) * 1000, 2)
+    /// The keep-alive as a whole, per second, against pw-play's CPU per second in the same
+    /// round: medians over the rounds, with their range where there are several.
+    static func keepAliveTable(_ result: KeepAliveResult) -> String {
+        func median(_ values: [Double]) -> Double? { values.isEmpty ? nil : Summary(values).p50 }
+        func spread(_ values: [Double], _ text: (Double) -> String) -> String {
+            guard let middle = median(values) else { return "–" }
+            guard values.count > 1, let low = values.min(), let high = values.max() else { return text(middle) }
+            return "\(text(middle)) (\(text(low))–\(text(high)))"
         }
-        var rows = result.rows.map { row in
-            [
-                row.name, f(row.window.seconds, 0), "\(row.checks)", f(row.window.scheduledCPUSeconds * 1000 / row.window.seconds, 2),
-                f(row.childrenCPUSeconds * 1000 / row.window.seconds, 2), f(row.cpuPerSecond * 1000, 2),
-                ratio(row.cpuPerSecond, pwPerSecond), perCheck(row), f(row.window.voluntarySwitchesPerSecond, 2),
+        func times(_ value: Double) -> String { String(format: "%.2f×", value) }
+        func ms(_ value: Double) -> String { f(value * 1000, 2) }
+        /// A row's CPU per check, in s, against the same round's no-check row.
+        func perCheck(_ row: KeepAliveRow, in round: KeepAliveRound) -> Double? {
+            guard row.name != KeepAliveBench.noCheck, row.checks > 0,
+                let baseline = round.rows.first(where: { $0.name == KeepAliveBench.noCheck })
+            else { return nil }
+            return (row.checkingCPUPerSecond - baseline.checkingCPUPerSecond) * row.window.seconds / Double(row.checks)
+        }
+        var rows = result.rowNames.map { name -> [String] in
+            let measured = result.rounds.compactMap { round in round.rows.first { $0.name == name }.map { (round, $0) } }
+            let ratios = measured.compactMap { round, row in round.pwPlayPerSecond.flatMap { $0 > 0 ? row.cpuPerSecond / $0 : nil } }
+            return [
+                name, "\(measured.count) × " + f(measured.first?.1.window.seconds, 0), "\(measured.map(\.1.checks).reduce(0, +))",
+                ms(median(measured.map { $0.1.window.scheduledCPUSeconds / $0.1.window.seconds }) ?? .nan),
+                ms(median(measured.map { $0.1.childrenCPUSeconds / $0.1.window.seconds }) ?? .nan),
+                spread(measured.map(\.1.cpuPerSecond), ms), spread(ratios, times),
+                spread(measured.compactMap { perCheck($0.1, in: $0.0) }, ms),
+                f(median(measured.map(\.1.window.voluntarySwitchesPerSecond)), 2),
             ]
         }
-        if let fast = result.fast {
+        if let fast = result.fast, let first = result.rounds.first {
             rows.append([
-                fast.name + " (\(f(result.fastInterval, 2)) s apart)", f(fast.window.seconds, 0), "\(fast.checks)",
-                f(fast.window.scheduledCPUSeconds * 1000 / fast.window.seconds, 2), f(fast.childrenCPUSeconds * 1000 / fast.window.seconds, 2),
-                f(fast.cpuPerSecond * 1000, 2), "–", perCheck(fast), f(fast.window.voluntarySwitchesPerSecond, 2),
+                fast.name + " (\(f(result.fastInterval, 2)) s apart)", "1 × " + f(fast.window.seconds, 0), "\(fast.checks)",
+                ms(fast.window.scheduledCPUSeconds / fast.window.seconds), ms(fast.childrenCPUSeconds / fast.window.seconds),
+                ms(fast.cpuPerSecond), "–", perCheck(fast, in: first).map(ms) ?? "–", f(fast.window.voluntarySwitchesPerSecond, 2),
             ])
         }
         var out = String(
@@ -225,13 +282,24 @@ extension Render {
         out +=
             table(
                 [
-                    "keep-alive", "window s", "checks", "daemon CPU ms/s", "reaped children ms/s", "whole ms/s", "×pw-play",
+                    "keep-alive", "windows × s", "checks", "daemon CPU ms/s", "reaped children ms/s", "whole ms/s", "×pw-play",
                     "CPU per check ms", "daemon wakeups/s",
                 ], rows) + "\n"
-        out +=
-            "pw-play " + (result.pwPlay != nil ? "right before these windows: " : "in the same run: ")
-            + (pwPerSecond.map { f($0 * 1000, 2) + " ms/s (schedstat)" } ?? "not measured") + "\n"
-        out += "CPU per check = (CPU off the data thread + reaped children, ms/s, less the no-check row's) × window / checks\n"
+        let pw = result.rounds.compactMap(\.pwPlayPerSecond)
+        out += "pw-play, right before each round: " + (pw.isEmpty ? "not measured" : pw.map(ms).joined(separator: ", ") + " ms/s (schedstat)") + "\n"
+        let floor = result.rounds.compactMap(\.pwPlayDataThreadPerSecond)
+        if !floor.isEmpty {
+            let name = KeepAliveBench.httpCheck
+            let overFloor = result.rounds.compactMap { round -> Double? in
+                guard let data = round.pwPlayDataThreadPerSecond, data > 0, let row = round.rows.first(where: { $0.name == name }) else { return nil }
+                return row.cpuPerSecond / data
+            }
+            out +=
+                "pw-play's data thread alone (one wake-up per graph cycle, as soundscaped's): " + floor.map(ms).joined(separator: ", ")
+                + " ms/s; the keep-alive with the \(name) costs " + spread(overFloor, times) + " of it\n"
+        }
+        out += "Medians over \(result.rounds.count) round(s), range in brackets; ×pw-play is taken round by round against that round's pw-play.\n"
+        out += "CPU per check = (CPU off the data thread + reaped children, ms/s, less the same round's no-check row's) × window / checks\n"
         out += "(the data thread plays and never checks; its share varies between windows on a busy machine by more than a check costs).\n"
         if let between = result.between {
             let others = between.threads.filter { $0.voluntaryPerSecond > 0 && !$0.name.hasSuffix("-rt") }
@@ -241,7 +309,7 @@ extension Render {
                 others.isEmpty
                     ? "none woke" : others.map { String(format: "%@ %.2f/s", $0.name, $0.voluntaryPerSecond) }.joined(separator: ", "))
         }
-        for note in result.notes + result.rows.compactMap(\.note) { out += "  note: \(note)\n" }
+        for note in result.notes + result.rounds.flatMap(\.rows).compactMap(\.note) { out += "  note: \(note)\n" }
         return out
     }
 }

@@ -21,6 +21,7 @@ struct Options: Codable, Sendable {
     var companionSeconds: Double = 10
     var keepAliveSeconds: Double = 40
     var keepAliveFastChecks = 200
+    var keepAliveRounds = 3
     var clientThreads = 1
     var silenceThresholdDB: Float = -60
     var daemonDetails = true
@@ -59,6 +60,7 @@ struct Options: Codable, Sendable {
           --keepalive-seconds N  the keep-alive as a whole (the daemon and the processes its health checks start, with an
                                igloo-server stand-in as the signer): no check, the built-in HTTP check and curl | jq at the
                                default interval, an N s window each, against pw-play (default 40; 0 skips)
+          --keepalive-rounds N  rounds of pw-play, no check and the HTTP check, for medians (default 3)
           --keepalive-fast-checks N  the HTTP check's CPU per check, over N checks at a 0.05 s interval (default 200; 0 skips)
           --client-threads N   event-loop threads of the bench's varlink clients (default 1)
           --long-minutes N     control under load: a cold Play of an N-minute soundscape (default 40; 0 skips)
@@ -113,6 +115,7 @@ struct Options: Codable, Sendable {
             case "--companion-seconds": o.companionSeconds = try number(try value())
             case "--keepalive-seconds": o.keepAliveSeconds = try number(try value())
             case "--keepalive-fast-checks": o.keepAliveFastChecks = try integer(try value())
+            case "--keepalive-rounds": o.keepAliveRounds = try integer(try value())
             case "--client-threads": o.clientThreads = max(1, try integer(try value()))
             case "--long-minutes": o.longMinutes = try integer(try value())
             case "--list-files": o.listFiles = try integer(try value())

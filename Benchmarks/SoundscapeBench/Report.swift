@@ -393,8 +393,7 @@ enum Render {
                 companion.busyChanges, b.seconds, b.voluntarySwitchesPerSecond, b.cpuSeconds, b.peakRSSMB)
         }
         if let keepAlive = report.keepAlive {
-            let base = keepAlive.pwPlay ?? report.players.first { $0.name == "pw-play" && $0.status == "ok" }?.process
-            out += keepAliveTable(keepAlive, pwPlay: base)
+            out += keepAliveTable(keepAlive)
         }
         if !report.errors.isEmpty { out += "\nerrors:\n" + report.errors.map { "  \($0)" }.joined(separator: "\n") + "\n" }
         return out

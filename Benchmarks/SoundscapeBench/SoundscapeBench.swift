@@ -225,16 +225,19 @@ struct Bench {
         if options.keepAliveSeconds > 0 {
             do {
                 let (id, extra) = try SoundscapeChoice.resolve(file: options.file, daemon: daemonPath, graph: graph)
-                // pw-play again, right before: the machine's load drifts over a run, so the
-                // ratio is taken against a pw-play window next to the keep-alive's.
+                // pw-play again, right before each round: the machine's load drifts over a run, so
+                // the ratio is taken against a pw-play window next to the keep-alive's.
                 let pwPlay = PeerPlayer.all().first { $0.name == "pw-play" }
-                var adjacent: PlayerRow?
-                if let pwPlay { adjacent = await players.run(pwPlay) }
                 report.keepAlive = try await KeepAliveBench(
                     graph: graph, daemonPath: daemonPath, soundscape: id, extraArguments: extra,
-                    seconds: options.keepAliveSeconds, fastChecks: options.keepAliveFastChecks, group: group
+                    seconds: options.keepAliveSeconds, fastChecks: options.keepAliveFastChecks,
+                    rounds: options.keepAliveRounds, group: group,
+                    pwPlay: {
+                        guard let pwPlay else { return nil }
+                        let row = await players.run(pwPlay)
+                        return row.status == "ok" ? row.process : nil
+                    }
                 ).run()
-                report.keepAlive?.pwPlay = adjacent?.status == "ok" ? adjacent?.process : nil
             } catch {
                 report.errors.append("keep-alive: \(error)")
             }
