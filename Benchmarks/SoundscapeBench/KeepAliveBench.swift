@@ -24,7 +24,7 @@ import Glibc
 /// The two rows the target compares (no check and the HTTP check) are measured in
 /// rounds, each with a pw-play window of its own right before it and the two rows in
 /// alternating order (ABBA), and the table takes medians over the rounds: a fresh
-/// daemon's data thread costs 1.2–2.0 ms/s from one window to the next on a shared
+/// daemon's data thread costs 0.9–1.9 ms/s from one window to the next on a shared
 /// machine (kernel work per graph cycle, not ours), more than a check costs in a
 /// second, so one window each cannot tell 0.28× from 0.32×. The curl-and-jq row,
 /// twenty times dearer, is measured in the first round only.
@@ -110,8 +110,9 @@ struct KeepAliveBench {
         var result = KeepAliveResult(interval: Self.interval, fastInterval: Self.fastInterval)
         let url = { (port: Int) in "http://127.0.0.1:\(port)/api/status" }
         let http = { (port: Int) in ["--signer-health-url", url(port), "--signer-health-json", "/health/isConnected == true"] }
-        for index in 0..<max(rounds, 1) {
-            log("keep-alive: round \(index + 1) of \(max(rounds, 1))")
+        let count = max(rounds, 1)
+        for index in 0..<count {
+            log("keep-alive: round \(index + 1) of \(count)")
             var round = KeepAliveRound(pwPlay: await pwPlay())
             let unchecked = { try await measure(Self.noCheck, check: { _ in [] }) }
             let checked = {
@@ -257,14 +258,20 @@ extension Render {
             else { return nil }
             return (row.checkingCPUPerSecond - baseline.checkingCPUPerSecond) * row.window.seconds / Double(row.checks)
         }
+        /// Round by round, the `name` row's whole CPU per second over `base` of the same round.
+        func ratios(_ name: String, to base: (KeepAliveRound) -> Double?) -> [Double] {
+            result.rounds.compactMap { round in
+                guard let base = base(round), base > 0, let row = round.rows.first(where: { $0.name == name }) else { return nil }
+                return row.cpuPerSecond / base
+            }
+        }
         var rows = result.rowNames.map { name -> [String] in
             let measured = result.rounds.compactMap { round in round.rows.first { $0.name == name }.map { (round, $0) } }
-            let ratios = measured.compactMap { round, row in round.pwPlayPerSecond.flatMap { $0 > 0 ? row.cpuPerSecond / $0 : nil } }
             return [
                 name, "\(measured.count) × " + f(measured.first?.1.window.seconds, 0), "\(measured.map(\.1.checks).reduce(0, +))",
                 ms(median(measured.map { $0.1.window.scheduledCPUSeconds / $0.1.window.seconds }) ?? .nan),
                 ms(median(measured.map { $0.1.childrenCPUSeconds / $0.1.window.seconds }) ?? .nan),
-                spread(measured.map(\.1.cpuPerSecond), ms), spread(ratios, times),
+                spread(measured.map(\.1.cpuPerSecond), ms), spread(ratios(name, to: \.pwPlayPerSecond), times),
                 spread(measured.compactMap { perCheck($0.1, in: $0.0) }, ms),
                 f(median(measured.map(\.1.window.voluntarySwitchesPerSecond)), 2),
             ]
@@ -290,10 +297,7 @@ extension Render {
         let floor = result.rounds.compactMap(\.pwPlayDataThreadPerSecond)
         if !floor.isEmpty {
             let name = KeepAliveBench.httpCheck
-            let overFloor = result.rounds.compactMap { round -> Double? in
-                guard let data = round.pwPlayDataThreadPerSecond, data > 0, let row = round.rows.first(where: { $0.name == name }) else { return nil }
-                return row.cpuPerSecond / data
-            }
+            let overFloor = ratios(name, to: \.pwPlayDataThreadPerSecond)
             out +=
                 "pw-play's data thread alone (one wake-up per graph cycle, as soundscaped's): " + floor.map(ms).joined(separator: ", ")
                 + " ms/s; the keep-alive with the \(name) costs " + spread(overFloor, times) + " of it\n"
