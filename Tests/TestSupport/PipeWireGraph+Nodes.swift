@@ -109,9 +109,23 @@ extension PipeWireGraph {
     /// from the daemon under test (3 switches of some 350 in a stress run). The
     /// owner answers the monitor's binding before it sees the write, so the
     /// switch the write causes reaches every client.
-    public func setDefaultSink(name: String, timeout: Duration = .seconds(5)) throws {
+    ///
+    /// The monitor is left running until the graph stops. module-metadata
+    /// counts the bindings being set up (until the owner answers the server's
+    /// ping, after the metadata as it is has been sent), and while any is, it
+    /// forwards changes only to those. A binding that goes away before that
+    /// answer is never taken off the count (`global_unbind` does not call
+    /// `remove_pending`), and from then on no settled client, the daemon under
+    /// test included, hears a change again. Stopped as soon as it had printed
+    /// the default (the sink was the default already), a monitor could do just
+    /// that. For the same reason nothing here reads the metadata anew while
+    /// WirePlumber may still switch the default: a reader being set up at that
+    /// moment would hide the switch from the daemon. The wait is as long as the
+    /// tests' wait for the daemon's own `routeChanged` (10 s): twice in CI runs
+    /// the monitor heard nothing of a write for 5 s, WirePlumber having just
+    /// started.
+    public func setDefaultSink(name: String, timeout: Duration = .seconds(10)) throws {
         let monitor = try spawn("pw-metadata", ["-m", "-n", "default"], name: "pw-metadata-monitor", stdout: .capture)
-        defer { _ = monitor.terminate() }
         var seen: [String] = []
         /// The next `default.audio.sink` the monitor prints.
         func nextDefault(until deadline: ContinuousClock.Instant) throws -> String? {
