@@ -36,11 +36,11 @@ int scs_core_sync(struct pw_core *core, uint32_t id, int seq) {
     return pw_core_sync(core, id, seq);
 }
 
-const struct spa_pod *scs_build_f32_format(uint8_t *buffer, uint32_t size,
-                                           uint32_t rate, uint32_t channels) {
+const struct spa_pod *scs_build_f32p_format(uint8_t *buffer, uint32_t size,
+                                            uint32_t rate, uint32_t channels) {
     struct spa_pod_builder builder = SPA_POD_BUILDER_INIT(buffer, size);
     struct spa_audio_info_raw info = {
-        .format = SPA_AUDIO_FORMAT_F32,
+        .format = SPA_AUDIO_FORMAT_F32P,
         .rate = rate,
         .channels = channels,
     };

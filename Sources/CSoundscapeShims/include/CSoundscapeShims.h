@@ -34,10 +34,11 @@ int scs_metadata_set_property(struct pw_metadata *metadata, uint32_t subject, co
 int scs_core_sync(struct pw_core *core, uint32_t id, int seq);
 
 /// `SPA_POD_BUILDER_INIT` and the format builder are macros/inlines over a
-/// caller-owned buffer: builds an EnumFormat pod for interleaved F32 audio.
-/// `channels` is 1 or 2 (positions MONO or FL,FR). Returns NULL if `size` is too small.
-const struct spa_pod *scs_build_f32_format(uint8_t *buffer, uint32_t size,
-                                           uint32_t rate, uint32_t channels);
+/// caller-owned buffer: builds an EnumFormat pod for planar F32 audio (a plane per
+/// channel, the graph's own format). `channels` is 1 or 2 (positions MONO or FL,FR).
+/// Returns NULL if `size` is too small.
+const struct spa_pod *scs_build_f32p_format(uint8_t *buffer, uint32_t size,
+                                            uint32_t rate, uint32_t channels);
 
 /// `pw_loop_add_event` is a macro over the loop's utils; the callback runs on the loop thread.
 struct spa_source *scs_loop_add_event(struct pw_loop *loop,

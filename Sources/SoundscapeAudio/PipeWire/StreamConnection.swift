@@ -170,6 +170,12 @@ final class PlaybackStream {
     let renderer: Renderer
     fileprivate unowned let output: PipeWireOutput
     private let hook: UnsafeMutablePointer<spa_hook>
+    /// The render's interleaved frames, split into the stream's two planes. Allocated
+    /// here: the data thread allocates nothing.
+    private let interleaved: UnsafeMutablePointer<Float>
+    /// PipeWire's largest quantum (`default.clock.quantum-limit`); a cycle asking
+    /// for more gets this many frames.
+    static let maxFrames = 8192
 
     init(
         core: OpaquePointer, configuration: OutputConfiguration, renderer: Renderer,
@@ -191,13 +197,15 @@ final class PlaybackStream {
         self.stream = stream
         self.renderer = renderer
         self.output = output
+        interleaved = .allocate(capacity: 2 * Self.maxFrames)
+        interleaved.initialize(repeating: 0, count: 2 * Self.maxFrames)
         hook = .allocate(capacity: 1)
         hook.initialize(to: spa_hook())
         pw_stream_add_listener(stream, hook, Self.events, Unmanaged.passUnretained(self).toOpaque())
 
         var buffer = [UInt8](repeating: 0, count: 1024)
         let result = buffer.withUnsafeMutableBufferPointer { bytes -> Int32 in
-            var format = scs_build_f32_format(bytes.baseAddress, UInt32(bytes.count), UInt32(RenderSettings.sampleRate), 2)
+            var format = scs_build_f32p_format(bytes.baseAddress, UInt32(bytes.count), UInt32(RenderSettings.sampleRate), 2)
             let flags = pw_stream_flags(
                 rawValue: PW_STREAM_FLAG_AUTOCONNECT.rawValue | PW_STREAM_FLAG_MAP_BUFFERS.rawValue
                     | PW_STREAM_FLAG_RT_PROCESS.rawValue | PW_STREAM_FLAG_INACTIVE.rawValue)
@@ -214,21 +222,33 @@ final class PlaybackStream {
         pw_stream_destroy(stream)
         hook.deinitialize(count: 1)
         hook.deallocate()
+        interleaved.deallocate()
     }
 
-    /// Runs on PipeWire's data thread once per graph cycle.
+    /// Runs on PipeWire's data thread once per graph cycle. The stream carries the
+    /// graph's own format, a plane per channel, so PipeWire's converter has nothing
+    /// to convert; the render's interleaved frames are split here.
     fileprivate func process() {
         guard let buffer = pw_stream_dequeue_buffer(stream) else { return }
-        let data = buffer.pointee.buffer.pointee.datas!
-        if let samples = data.pointee.data {
-            let stride = 2 * MemoryLayout<Float>.size
-            var frames = Int(data.pointee.maxsize) / stride
+        let spaBuffer = buffer.pointee.buffer.pointee
+        if spaBuffer.n_datas >= 2, let datas = spaBuffer.datas,
+            let left = datas[0].data?.assumingMemoryBound(to: Float.self),
+            let right = datas[1].data?.assumingMemoryBound(to: Float.self)
+        {
+            let stride = MemoryLayout<Float>.size
+            var frames = min(Int(min(datas[0].maxsize, datas[1].maxsize)) / stride, Self.maxFrames)
             let requested = Int(buffer.pointee.requested)
             if requested > 0 { frames = min(frames, requested) }
-            renderer.render(into: samples.assumingMemoryBound(to: Float.self), frames: frames)
-            data.pointee.chunk.pointee.offset = 0
-            data.pointee.chunk.pointee.stride = Int32(stride)
-            data.pointee.chunk.pointee.size = UInt32(frames * stride)
+            renderer.render(into: interleaved, frames: frames)
+            for frame in 0..<frames {
+                left[frame] = interleaved[2 * frame]
+                right[frame] = interleaved[2 * frame + 1]
+            }
+            for plane in 0..<2 {
+                datas[plane].chunk.pointee.offset = 0
+                datas[plane].chunk.pointee.stride = Int32(stride)
+                datas[plane].chunk.pointee.size = UInt32(frames * stride)
+            }
         }
         pw_stream_queue_buffer(stream, buffer)
     }
