@@ -21,6 +21,8 @@ TEST_PACKAGES=(sox opus-tools python3 python3-venv procps systemd playerctl pyth
 # the fixtures' local relay (relay.py says why not nostr-sdk's MockRelay).
 TEST_PYTHON_PACKAGES=(varlink nostr-sdk==0.37.0 websockets==13.1)
 TEST_VENV=$ROOT/.build-python
+# scripts/test's count of its last run, "N passed, N failed", which .ci/run repeats as its last line.
+TEST_COUNT_FILE=$ROOT/.build/test-count
 # What the Swift toolchain itself needs on Debian 12 (from swift.org's install guide).
 SWIFT_PACKAGES=(binutils git gnupg2 libc6-dev libcurl4-openssl-dev libedit2 libgcc-12-dev libpython3-dev
                 libsqlite3-0 libstdc++-12-dev libxml2-dev libz3-dev tzdata unzip zlib1g-dev curl ca-certificates)

@@ -5,8 +5,10 @@
 
 REPORT_DIR holds the xunit*.xml files `swift test --xunit-output` wrote. Prints
 each failed test with its first message (CI shows the log's tail), the ten
-slowest tests, and last the counts and how long the tests ran. Exits 1 when no
-report was written.
+slowest tests, how long the tests ran, and last the counts in the plain form CI
+logs are read by, alone on a line: `N passed, N failed` (", N skipped" may follow).
+With --count-file FILE it also writes that line to FILE, for .ci/run to repeat as its
+own last line after the later checks. Exits 1 when no report was written.
 
 The report, not the console: Swift Testing's own summary line shares the
 console with the graphs' processes and has been seen missing from a log
@@ -18,7 +20,13 @@ import xml.etree.ElementTree as ET
 
 
 def main():
-    reports = glob.glob(sys.argv[1] + "/xunit*.xml")
+    arguments = sys.argv[1:]
+    count_file = None
+    if len(arguments) == 3 and arguments[1] == "--count-file":
+        count_file = arguments[2]
+    elif len(arguments) != 1:
+        sys.exit("usage: test-report.py REPORT_DIR [--count-file FILE]")
+    reports = glob.glob(arguments[0] + "/xunit*.xml")
     if not reports:
         sys.exit("no test report was written")
     tests = failed = skipped = 0
@@ -44,8 +52,12 @@ def main():
         if problems:
             message = (problems[0].get("message") or problems[0].text or "").strip().splitlines()
             print(f"FAILED {case.get('classname', '')}.{case.get('name', '')}: {message[0] if message else ''}"[:400])
-    print(f"{tests - failed - skipped} passed, {failed} failed" + (f", {skipped} skipped" if skipped else "")
-          + f", in {seconds:.0f} s")
+    print(f"The tests ran {seconds:.0f} s.")
+    count = f"{tests - failed - skipped} passed, {failed} failed" + (f", {skipped} skipped" if skipped else "")
+    print(count)
+    if count_file:
+        with open(count_file, "w") as file:
+            file.write(count + "\n")
 
 
 if __name__ == "__main__":
