@@ -23,6 +23,7 @@ struct Soundscaped: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "soundscaped",
         abstract: "Keep-alive soundscape service: plays looping ambient soundscapes through PipeWire.",
+        usage: "soundscaped [--SETTING VALUE | --SWITCH]...\nsoundscaped --print-settings [--json]",
         discussion: """
             Runs in the foreground; control it with soundscapectl. The saved volume, soundscape \
             and playing state are restored on start: if it was playing when it stopped, it plays again. \
@@ -46,12 +47,18 @@ struct Soundscaped: AsyncParsableCommand {
     var json = false
 
     /// The setting flags (`--signer-command …`), which `Settings` declares and `CommandLineSettings` reads.
-    @Argument(parsing: .allUnrecognized, help: .hidden)
+    @Argument(
+        parsing: .allUnrecognized,
+        help: ArgumentHelp("A setting as a flag: --KEY VALUE, or --KEY alone for a switch; each is listed above.", valueName: "--setting"))
     var settingFlags: [String] = []
 
     /// A malformed command line (an unknown option, a missing value) is a usage error
-    /// (status 64); a value a setting refuses is a configuration error, which `run` reports.
+    /// (status 64) for a daemon run by hand; a value a setting refuses is a configuration
+    /// error, which `run` reports. Socket-activated, both are configuration errors the
+    /// daemon stays up to answer (`runNotConfigured`): an exit would only be restarted,
+    /// every 2 s, with the same flags.
     func validate() throws {
+        if case .success(_?) = SocketActivation.listeners(environment: FileSystem.environment(), pid: getpid()) { return }
         do {
             _ = try CommandLineSettings.parse(settingFlags)
         } catch  where error.isUsage {
@@ -69,10 +76,10 @@ struct Soundscaped: AsyncParsableCommand {
         let flags: SettingValues
         let settings: DaemonSettings
         do {
-            flags = try CommandLineSettings.parse(settingFlags, context: DaemonSettings.context(environment: environment))
-            settings = try DaemonSettings.resolve(flags: flags, environment: environment, executablePath: executable)
+            (flags, settings) = try DaemonSettings.resolve(
+                arguments: settingFlags, environment: environment, executablePath: executable)
         } catch {
-            try await runNotConfigured(ConfigurationError("\(error)"), environment: environment, executable: executable)
+            try await runNotConfigured(error, environment: environment, executable: executable)
             return
         }
         try await Daemon.run(
@@ -85,10 +92,9 @@ struct Soundscaped: AsyncParsableCommand {
     /// starts again in this process (`UnconfiguredDaemon`, `SelfExec`).
     private func runNotConfigured(_ problem: ConfigurationError, environment: [String: String], executable: String) async throws {
         guard case .success(_?) = SocketActivation.listeners(environment: environment, pid: getpid()) else { throw problem }
-        // Where the socket and the state are: the flags as far as they parse (a value refused is no place).
-        let flags = (try? CommandLineSettings.parse(settingFlags)) ?? SettingValues()
         switch try await UnconfiguredDaemon.run(
-            problem: problem, flags: flags, environment: environment, executablePath: executable, signals: Self.signals)
+            problem: problem, arguments: settingFlags, environment: environment, executablePath: executable,
+            signals: Self.signals)
         {
         case .stopped:
             return

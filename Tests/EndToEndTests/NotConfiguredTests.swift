@@ -20,7 +20,7 @@ struct NotConfiguredTests {
         let daemon: ChildProcess
         let notify: DatagramListener
 
-        init(graph: PipeWireGraph, config text: String, arguments: [String] = []) throws {
+        init(graph: PipeWireGraph, config text: String, arguments: [String] = [], stderr: URL? = nil) throws {
             self.graph = graph
             try graph.createNullSink(name: "speaker")
             socket = graph.directory.appendingPathComponent("activated.sock").path
@@ -32,7 +32,8 @@ struct NotConfiguredTests {
                 SocketActivationLauncher.arguments(
                     socket: socket, executable: try ProductLocator.soundscaped().path,
                     ["--state-dir", graph.directory.appendingPathComponent("state").path, "--config", config.path] + arguments),
-                name: "soundscaped", extraEnvironment: ["NOTIFY_SOCKET": notify.path])
+                name: "soundscaped", extraEnvironment: ["NOTIFY_SOCKET": notify.path],
+                stderr: stderr.map { .file($0) })
         }
 
         func ctl(_ arguments: String...) throws -> ProcessResult {
@@ -117,6 +118,37 @@ struct NotConfiguredTests {
         }
     }
 
+    @Test(
+        "a flag its unit gives it, refused or unknown, is answered like a file's line: at once, exit 1, no restart",
+        arguments: [
+            (["--signer-stop-signal", "KILL"], "--signer-stop-signal: unknown signal 'KILL'"),
+            (["--bogus"], "the command line: unknown option '--bogus'"),
+        ])
+    func flagErrors(flags: [String], message: String) throws {
+        try PipeWireGraph.withGraph { graph in
+            let log = graph.directory.appendingPathComponent("daemon.log")
+            let setup = try Setup(graph: graph, config: "# fine\n", arguments: flags, stderr: log)
+            let ready = try setup.ready()
+            #expect(ready.contains("STATUS=Not configured: \(message)"), "\(ready)")
+            let pid = setup.daemon.pid
+            // Each call looks at the configuration again: the same flags give the same answer,
+            // never "resolves now" and a start that fails again.
+            for _ in 0..<3 {
+                let status = try setup.ctl("status")
+                #expect(status.status == 1, "\(status)")
+                #expect(status.stderr.contains("soundscaped is not configured: \(message)"), "\(status.stderr)")
+                #expect(!status.stderr.contains("starting again"), "\(status.stderr)")
+            }
+            #expect(kill(pid, 0) == 0)
+            #expect(setup.daemon.pid == pid)
+            let said = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+            #expect(!said.contains("resolves now"), "\(said)")
+            #expect(said.contains("not configured: \(message)"), "\(said)")
+            setup.daemon.signal(SIGTERM)
+            #expect(setup.daemon.waitForExitStatus(timeout: .seconds(10)) == .exited(0))
+        }
+    }
+
     @Test("the desktop companion raises one notification with the daemon's message, however often it asks")
     func companionNotifies() throws {
         try PipeWireGraph.withGraph { graph in
@@ -144,6 +176,13 @@ struct NotConfiguredTests {
             try waitUntil(timeout: .seconds(15), "the companion to hear 'not configured' three times") { heard() >= 3 }
             #expect(sent().count == 1, "\(sent())")
             #expect(sent().first?.contains("line 1: cache-size expects a whole number from 0 to 1048576, got '-1'") == true, "\(sent())")
+            // The media controls say the same, not "soundscaped is not running" (it runs).
+            var artist = ""
+            try waitUntil(timeout: .seconds(10), "playerctl to show the not-configured line") {
+                artist = try graph.run(["playerctl", "-p", "soundscaped", "metadata", "xesam:artist"]).stdout
+                return artist.contains("soundscaped is not configured: ")
+            }
+            #expect(artist.contains("line 1: cache-size expects a whole number"), "\(artist)")
         }
     }
 

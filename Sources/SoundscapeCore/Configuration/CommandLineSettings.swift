@@ -11,40 +11,64 @@ public enum CommandLineSettings {
         var seen = Set<String>()
         var index = arguments.startIndex
         while index < arguments.endIndex {
-            let argument = arguments[index]
-            index += 1
-            guard argument.hasPrefix("--"), argument.count > 2 else {
-                throw SettingError("unexpected argument '\(argument)'", isUsage: true)
-            }
-            var name = String(argument.dropFirst(2))
-            var inline: String?
-            if let equals = name.firstIndex(of: "=") {
-                inline = String(name[name.index(after: equals)...])
-                name = String(name[..<equals])
-            }
-            guard let setting = Settings.named(name) else {
-                throw SettingError("unknown option '--\(name)'\(suggestion(for: name))", isUsage: true)
-            }
-            if !setting.isRepeatable {
-                guard seen.insert(name).inserted else { throw SettingError("\(setting.flag) is given twice", isUsage: true) }
-            }
-            let text: String
-            if setting.isSwitch {
-                guard inline == nil else { throw SettingError("\(setting.flag) takes no value", isUsage: true) }
-                text = "true"
-            } else if let inline {
-                text = inline
-            } else {
-                guard index < arguments.endIndex else {
-                    throw SettingError("\(setting.flag) expects a value (\(setting.valueName))", isUsage: true)
-                }
-                text = arguments[index]
-                index += 1
-            }
-            try setting.take(text, name: setting.flag, context: context, into: &values)
-            values.setOrigin(setting.flag, of: setting)
+            try parseOne(arguments, at: &index, context: context, seen: &seen, into: &values)
         }
         return values
+    }
+
+    /// The flags that parse, each refused one left out: where the socket and the state
+    /// are, for a daemon whose command line is wrong and that says so (`UnconfiguredDaemon`).
+    public static func parseLeniently(_ arguments: [String]) -> SettingValues {
+        var values = SettingValues()
+        var seen = Set<String>()
+        var index = arguments.startIndex
+        while index < arguments.endIndex {
+            do {
+                try parseOne(arguments, at: &index, context: SettingContext(), seen: &seen, into: &values)
+            } catch {
+                continue
+            }
+        }
+        return values
+    }
+
+    /// One flag (and its value) from `arguments[index]`, `index` moved past what it took.
+    private static func parseOne(
+        _ arguments: [String], at index: inout Int, context: SettingContext, seen: inout Set<String>,
+        into values: inout SettingValues
+    ) throws(SettingError) {
+        let argument = arguments[index]
+        index += 1
+        guard argument.hasPrefix("--"), argument.count > 2 else {
+            throw SettingError("unexpected argument '\(argument)'", isUsage: true)
+        }
+        var name = String(argument.dropFirst(2))
+        var inline: String?
+        if let equals = name.firstIndex(of: "=") {
+            inline = String(name[name.index(after: equals)...])
+            name = String(name[..<equals])
+        }
+        guard let setting = Settings.named(name) else {
+            throw SettingError("unknown option '--\(name)'\(suggestion(for: name))", isUsage: true)
+        }
+        if !setting.isRepeatable {
+            guard seen.insert(name).inserted else { throw SettingError("\(setting.flag) is given twice", isUsage: true) }
+        }
+        let text: String
+        if setting.isSwitch {
+            guard inline == nil else { throw SettingError("\(setting.flag) takes no value", isUsage: true) }
+            text = "true"
+        } else if let inline {
+            text = inline
+        } else {
+            guard index < arguments.endIndex else {
+                throw SettingError("\(setting.flag) expects a value (\(setting.valueName))", isUsage: true)
+            }
+            text = arguments[index]
+            index += 1
+        }
+        try setting.take(text, name: setting.flag, context: context, into: &values)
+        values.setOrigin(setting.flag, of: setting)
     }
 
     private static func suggestion(for name: String) -> String {

@@ -41,6 +41,24 @@ public struct DaemonSettings: Sendable {
             checkJSON: JSONBody.problem)
     }
 
+    /// Resolves the command line's setting flags, as given (`--signer-stop-signal KILL`):
+    /// parsed against this system, then over the config file they name. A flag the
+    /// parser refuses (an unknown one, a value out of range) is a configuration error,
+    /// as a refused line of the file is, naming the flag; the same arguments give the
+    /// same answer every time, so only a change of the file (or a start with other
+    /// flags) can mend it.
+    public static func resolve(
+        arguments: [String], environment: [String: String], executablePath: String
+    ) throws(ConfigurationError) -> (flags: SettingValues, settings: DaemonSettings) {
+        let flags: SettingValues
+        do {
+            flags = try CommandLineSettings.parse(arguments, context: context(environment: environment))
+        } catch {
+            throw ConfigurationError(error.isUsage ? "the command line: \(error)" : error.description)
+        }
+        return (flags, try resolve(flags: flags, environment: environment, executablePath: executablePath))
+    }
+
     /// Resolves the setting flags `flags` against the environment and the config file
     /// they name (or the default one, which may be absent).
     public static func resolve(

@@ -9,7 +9,8 @@ import Synchronization
 import Varlink
 
 /// The daemon, socket-activated, with a configuration it cannot use (a typo, a value
-/// out of range, a passphrase file it may not read): rather than exit, to be restarted
+/// out of range, a passphrase file it may not read, in the file or in the flags its
+/// unit's `ExecStart` gives it): rather than exit, to be restarted
 /// by systemd every 2 s forever while clients wait on a socket nobody serves, it stays
 /// up *not configured*:
 ///
@@ -20,7 +21,9 @@ import Varlink
 ///   watchdog: a restart cannot mend a file;
 /// - it reads the configuration again when the file changes (inotify), on reload
 ///   (SIGHUP, `Reload()`, `systemctl --user reload`) and before answering each call (a
-///   passphrase file made private is no change of the config file). Once it resolves,
+///   passphrase file made private is no change of the config file), each time from the
+///   same command line (a flag refused stays refused: only a start with other flags, or a
+///   file that no longer needs mending, changes the answer). Once it resolves,
 ///   the daemon starts itself again with it, in the same process (`SelfExec`), keeping
 ///   the socket: a call that found the file mended is answered
 ///   `io.soundscaped.Player.Restarting`, and the client asks again, of the daemon now
@@ -37,9 +40,11 @@ public enum UnconfiguredDaemon {
     }
 
     public static func run(
-        problem: ConfigurationError, flags: SettingValues, environment: [String: String], executablePath: String,
+        problem: ConfigurationError, arguments: [String], environment: [String: String], executablePath: String,
         signals: DaemonSignals
     ) async throws -> Outcome {
+        // Where the socket, the state and the file are: the flags as far as they parse (a value refused is no place).
+        let flags = CommandLineSettings.parseLeniently(arguments)
         let journal = DaemonLogHandler.stderrIsJournal(environment: environment)
         LoggingSystem.bootstrap { label in DaemonLogHandler(label: label, journal: journal) }
         let logger = Logger(label: "soundscaped")
@@ -57,7 +62,7 @@ public enum UnconfiguredDaemon {
 
         let systemd = SystemdNotifierService(environment: environment, logger: Logger(label: "soundscaped.systemd")) { true }
         let controller = UnconfiguredController(
-            problem: problem, flags: flags, environment: environment, executablePath: executablePath,
+            problem: problem, arguments: arguments, environment: environment, executablePath: executablePath,
             systemd: systemd, logger: logger)
         let server = VarlinkServer(
             listener: .boundFileDescriptor(sockets.control),
@@ -97,7 +102,8 @@ public enum UnconfiguredDaemon {
 actor UnconfiguredController: Service {
     private(set) var problem: ConfigurationError
     private(set) var restarting = false
-    private let flags: SettingValues
+    /// The setting flags as given, resolved anew each time exactly as at the start.
+    private let arguments: [String]
     private let environment: [String: String]
     private let executablePath: String
     private let systemd: SystemdNotifierService
@@ -107,11 +113,11 @@ actor UnconfiguredController: Service {
     private var resolved: CheckedContinuation<Void, Never>?
 
     init(
-        problem: ConfigurationError, flags: SettingValues, environment: [String: String], executablePath: String,
+        problem: ConfigurationError, arguments: [String], environment: [String: String], executablePath: String,
         systemd: SystemdNotifierService, logger: Logger
     ) {
         self.problem = problem
-        self.flags = flags
+        self.arguments = arguments
         self.environment = environment
         self.executablePath = executablePath
         self.systemd = systemd
@@ -126,9 +132,9 @@ actor UnconfiguredController: Service {
     @discardableResult
     func recheck(reason: String) async -> Bool {
         guard !restarting else { return true }
-        let result = await worker.run { [flags, environment, executablePath] in
+        let result = await worker.run { [arguments, environment, executablePath] in
             Result { () throws(ConfigurationError) in
-                try DaemonSettings.resolve(flags: flags, environment: environment, executablePath: executablePath)
+                try DaemonSettings.resolve(arguments: arguments, environment: environment, executablePath: executablePath)
             }
         }
         switch result {
