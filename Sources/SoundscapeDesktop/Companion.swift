@@ -115,8 +115,10 @@ public final class Companion {
             case .failure(let failure):
                 if failure.description == "io.soundscaped.Player.NotConfigured", let reason = failure.reason {
                     notConfigured(reason)
+                    disconnected(because: failure.description, notConfigured: reason)
+                } else {
+                    disconnected(because: failure.description)
                 }
-                disconnected(because: failure.description)
             }
         }
         refreshSoundscapes()
@@ -137,6 +139,7 @@ public final class Companion {
         if event.reason == .preferencesChanged { refreshPreferences() }
         var next = model
         next.status = event.status
+        next.notConfigured = nil
         publish(next)
         perform(alarm.update(event.status, now: .now))
     }
@@ -147,7 +150,9 @@ public final class Companion {
         perform(alarm.notConfigured(reason, now: .now))
     }
 
-    private func disconnected(because reason: String) {
+    /// `notConfigured`: the daemon runs and said why it cannot play, which the media
+    /// controls show until it answers with a status or is gone.
+    private func disconnected(because reason: String, notConfigured: String? = nil) {
         let wasConnected = connected
         connected = false
         events = nil
@@ -155,6 +160,7 @@ public final class Companion {
         if wasConnected { logger.warning("lost the daemon: \(reason)") }
         var next = model
         next.status = nil
+        next.notConfigured = notConfigured
         publish(next)
         perform(alarm.update(nil, now: .now))
         let delay = backoff.next()

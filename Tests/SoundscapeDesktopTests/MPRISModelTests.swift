@@ -45,6 +45,10 @@ import SoundscapeCore
                 == "igloo-signer failed (exited with status 3)")
         #expect(MPRISModel(status: status(.playing)).signerLine == "No signer configured")
         #expect(MPRISModel(status: nil).signerLine == "soundscaped is not running")
+        // It runs, but cannot use its configuration: said so, with the daemon's reason, not "not running".
+        #expect(
+            MPRISModel(status: nil, notConfigured: "--signer-stop-signal: unknown signal 'KILL'").signerLine
+                == "soundscaped is not configured: --signer-stop-signal: unknown signal 'KILL'")
     }
 
     @Test func trackIdsAreValidObjectPathsForAnyId() {

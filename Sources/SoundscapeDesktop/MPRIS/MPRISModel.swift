@@ -20,15 +20,21 @@ public struct MPRISModel: Sendable, Equatable {
     public static let objectPath = "/org/mpris/MediaPlayer2"
     public static let busName = "org.mpris.MediaPlayer2.soundscaped"
 
-    /// The daemon's status; nil while it cannot be reached.
+    /// The daemon's status; nil while it cannot be reached, or answers only that it is not configured.
     public var status: PlayerStatus?
+    /// What the daemon answered instead of a status: it runs, but cannot use its
+    /// configuration (the file or the flag, and why); nil while it answers, or is away.
+    public var notConfigured: String?
     /// Soundscape titles by id, from `ListSoundscapes`.
     public var titles: [String: String]
     /// `file://` URL of the icon, if it is installed.
     public var artURL: String?
 
-    public init(status: PlayerStatus? = nil, titles: [String: String] = [:], artURL: String? = nil) {
+    public init(
+        status: PlayerStatus? = nil, notConfigured: String? = nil, titles: [String: String] = [:], artURL: String? = nil
+    ) {
         self.status = status
+        self.notConfigured = notConfigured
         self.titles = titles
         self.artURL = artURL
     }
@@ -44,7 +50,9 @@ public struct MPRISModel: Sendable, Equatable {
 
     /// The line under the title: whether the keep-alive's signer runs, in its own words when it has some.
     public var signerLine: String {
-        guard let status else { return "soundscaped is not running" }
+        guard let status else {
+            return notConfigured.map { "soundscaped is not configured: \($0)" } ?? "soundscaped is not running"
+        }
         guard let signer = status.signer else { return "No signer configured" }
         let name = signer.name ?? "Signer"
         if signer.health == .unhealthy, signer.state != .failed { return "\(name) unhealthy" }
