@@ -11,7 +11,7 @@ import Varlink
 enum Output {
     static func describe(_ status: PlayerStatus) {
         var rows: [(String, String)] = [
-            ("State", state(of: status)),
+            ("State", status.stateInWords),
             ("Soundscape", status.soundscape.rawValue),
             ("Volume", "\(status.volume.percent)%"),
             ("Route", status.route ?? (status.noSink ? "— (no sink to play to; waiting for one)" : "—")),
@@ -20,20 +20,7 @@ enum Output {
             rows.append(("Interrupted", status.interruptions.joined(separator: ", ") + (status.ducked ? " (ducked)" : "")))
         }
         if let signer = status.signer {
-            var text = signer.state.rawValue
-            if let pid = signer.pid { text += ", pid \(pid)" }
-            if signer.state == .starting, signer.pid != nil { text += ", not ready yet" }
-            text += ", \(signer.restarts) restart\(signer.restarts == 1 ? "" : "s")"
-            switch signer.health {
-            case .unknown: break
-            case .healthy: text += ", healthy"
-            case .unhealthy: text += ", UNHEALTHY (its health check fails)"
-            case .degraded: text += ", DEGRADED (it signs, but its health check warns)"
-            }
-            // How the last instance ended explains a signer that is not running; once a later
-            // one runs, it is history (`status --json` keeps it as lastExit), not the headline.
-            if let lastExit = signer.lastExit, signer.pid == nil { text += ", last \(lastExit)" }
-            rows.append(("Signer", text))
+            rows.append(("Signer", signer.summary))
             if let said = signer.status { rows.append(("Signer says", said)) }
         }
         if let keepAwake = status.keepAwake {
@@ -51,26 +38,11 @@ enum Output {
         }
     }
 
-    /// The state, with what the sink carries when that is not plain.
-    static func state(of status: PlayerStatus) -> String {
-        if status.cuePlaying { return "\(status.state.rawValue) (signer down: the cue plays)" }
-        switch status.state {
-        case .stopped, .paused: return status.state.rawValue
-        case .resuming: return "resuming (sound follows in a moment)"
-        case .playing, .interrupted, .recovering: return status.state.rawValue + (status.isPlaying ? "" : " (no audio flowing)")
-        }
-    }
-
     static func describePlay(_ status: PlayerStatus) {
-        if status.isPlaying {
-            print("Playing \(status.soundscape) at \(status.volume.percent)%" + (status.route.map { " on \($0)" } ?? ""))
+        if let hold = status.playHold {
+            writeStderr("soundscapectl: \(hold); see `soundscapectl events`.\n")
         } else {
-            writeStderr(
-                """
-                soundscapectl: \(status.soundscape) will play as soon as audio output is available \
-                (state: \(status.state.rawValue)); see `soundscapectl events`.
-
-                """)
+            print("Playing \(status.soundscape) at \(status.volume.percent)%" + (status.route.map { " on \($0)" } ?? ""))
         }
     }
 
