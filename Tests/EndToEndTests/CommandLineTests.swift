@@ -79,4 +79,25 @@ struct CommandLineTests {
             in: readme.replacingOccurrences(of: "\n", with: " "), after: "Exit status of `soundscapectl`:")
         #expect(readmeStatuses == helpStatuses, "README.md's exit statuses differ from soundscapectl --help's")
     }
+
+    @Test("soundscaped run by hand: an unknown flag shows the real usage, and --print-settings says where a default comes from")
+    func daemonUsageAndDefaults() throws {
+        let daemon = try ProductLocator.soundscaped().path
+        let bogus = try ChildProcess.run([daemon, "--bogus"])
+        #expect(bogus.status == 64, "\(bogus)")
+        #expect(bogus.stderr.contains("unknown option '--bogus'"), "\(bogus.stderr)")
+        #expect(bogus.stderr.contains("Usage: soundscaped [--SETTING VALUE | --SWITCH]..."), "\(bogus.stderr)")
+        #expect(bogus.stderr.contains("soundscaped --print-settings [--json]"), "\(bogus.stderr)")
+
+        // `none` is a value of --cache-dir (keep no cache), so it is never shown as the default.
+        let settings = try ChildProcess.run([daemon, "--print-settings"]).requireSuccess().stdout
+        let cache = try #require(settings.split(separator: "\n").first { $0.hasPrefix("--cache-dir ") })
+        #expect(cache.contains("$XDG_CACHE_HOME/soundscaped/pcm"), "\(cache)")
+        #expect(!cache.contains(" none "), "\(cache)")
+        let json = try ChildProcess.run([daemon, "--print-settings", "--json"]).requireSuccess().stdout
+        let entries = try #require(
+            (try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])?["settings"] as? [[String: Any]])
+        let entry = try #require(entries.first { $0["key"] as? String == "cache-dir" })
+        #expect((entry["default"] as? String)?.hasPrefix("$XDG_CACHE_HOME/soundscaped/pcm") == true, "\(entry)")
+    }
 }

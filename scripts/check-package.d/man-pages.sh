@@ -22,6 +22,19 @@ for page in /usr/share/man/man1/soundscaped.1.gz /usr/share/man/man1/soundscapec
 done
 MANWIDTH=80 man -l /usr/share/man/man5/soundscaped.conf.5.gz 2>/dev/null | grep -q "signer-command" \
     || die "soundscaped.conf(5) does not list the keys"
+# The synopses name what each command takes: no subcommand where it has none (the help
+# subcommand swift-argument-parser's dump adds is not one), the daemon's setting flags.
+for command in soundscaped soundscaped-desktop soundscapectl; do
+    synopsis=$(MANWIDTH=200 man -l "/usr/share/man/man1/$command.1.gz" 2>/dev/null | sed -n '/^SYNOPSIS/,/^DESCRIPTION/p')
+    case "$command" in
+        soundscapectl) grep -q "subcommand" <<< "$synopsis" || die "$command(1)'s synopsis lost its subcommand: $synopsis" ;;
+        *) ! grep -q "subcommand" <<< "$synopsis" || die "$command(1)'s synopsis names a subcommand it has none of: $synopsis" ;;
+    esac
+    ! MANWIDTH=200 man -l "/usr/share/man/man1/$command.1.gz" 2>/dev/null | grep -q "Show subcommand help information" \
+        || die "$command(1) lists swift-argument-parser's help subcommand"
+done
+grep -q -- "--setting" <<< "$(MANWIDTH=200 man -l /usr/share/man/man1/soundscaped.1.gz 2>/dev/null | sed -n '/^SYNOPSIS/,/^DESCRIPTION/p')" \
+    || die "soundscaped(1)'s synopsis does not show the setting flags"
 
 # The pages scripts/install generates from a command's help, against that help.
 (

@@ -16,6 +16,9 @@ public struct Setting<Value: Sendable & Equatable>: Sendable {
     public let effect: SettingEffect
     /// The value a setting takes when neither the file nor a flag sets it.
     public let defaultValue: Value
+    /// The default in words when it is found at start, from the environment (a path under
+    /// `$XDG_CACHE_HOME`), not a value of its own: nil for a default the value says.
+    let defaultWords: String?
     /// `--signer-keep-running`: a flag with no value, meaning true.
     public let isSwitch: Bool
     /// Not in `--help` (measurement aids).
@@ -28,7 +31,7 @@ public struct Setting<Value: Sendable & Equatable>: Sendable {
     let format: @Sendable (Value) -> String
 
     public init(
-        _ key: String, inFile: Bool = true, valueName: String, default defaultValue: Value,
+        _ key: String, inFile: Bool = true, valueName: String, default defaultValue: Value, defaultWords: String? = nil,
         effect: SettingEffect, isSwitch: Bool = false, isHidden: Bool = false, help: String,
         parse: @escaping @Sendable (String, String, SettingContext) throws(SettingError) -> Value,
         accumulate: (@Sendable (Value, Value) -> Value)? = nil,
@@ -40,6 +43,7 @@ public struct Setting<Value: Sendable & Equatable>: Sendable {
         self.help = help
         self.effect = effect
         self.defaultValue = defaultValue
+        self.defaultWords = defaultWords
         self.isSwitch = isSwitch
         self.isHidden = isHidden
         self.parseOne = parse
@@ -52,6 +56,7 @@ public struct Setting<Value: Sendable & Equatable>: Sendable {
     /// How the default reads in the docs and `--help`; nil when it has no value (no signer,
     /// no extra directory), which the format writes as `SettingParsers.none`.
     public var defaultText: String? {
+        if let defaultWords { return defaultWords }
         let text = format(defaultValue)
         return text == SettingParsers.none ? nil : text
     }

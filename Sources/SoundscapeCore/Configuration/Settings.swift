@@ -19,19 +19,19 @@ public enum Settings {
         parse: P.optionalPath, format: P.optional { $0 })
     public static let signerEnvironment = Setting<[String: String]>(
         "signer-env", valueName: "NAME=VALUE", default: [:], effect: .signerNextStart,
-        help: "A variable added to the signer host's environment (repeatable).",
+        help: "A variable added to the signer host's environment.",
         parse: P.assignment, accumulate: { $0.merging($1) { $1 } },
         // Names only: a value may be a secret.
         format: { $0.isEmpty ? P.none : $0.keys.sorted().joined(separator: ", ") })
     public static let signerEnvironmentFiles = Setting<[String]>(
         "signer-env-file", valueName: "PATH", default: [], effect: .signerNextStart,
         help:
-            "A file of NAME=VALUE lines (systemd's EnvironmentFile= syntax) added to the signer host's environment, read at each of its starts (repeatable; a file of yours, chmod 600).",
+            "A file of NAME=VALUE lines (systemd's EnvironmentFile= syntax) added to the signer host's environment, read at each of its starts (a file of yours, chmod 600).",
         parse: P.secretFile, accumulate: { $0 + $1 }, format: { $0.isEmpty ? P.none : $0.joined(separator: ", ") })
     public static let signerCredentials = Setting<[SignerCredential]>(
         "signer-credential", valueName: "NAME[:PATH]", default: [], effect: .signerNextStart,
         help:
-            "A credential the signer host reads from $CREDENTIALS_DIRECTORY/NAME, as systemd's LoadCredential= gives one: PATH's bytes (a file of yours, chmod 600), or without :PATH the one soundscaped.service was given (repeatable).",
+            "A credential the signer host reads from $CREDENTIALS_DIRECTORY/NAME, as systemd's LoadCredential= gives one: PATH's bytes (a file of yours, chmod 600), or without :PATH the one soundscaped.service was given.",
         parse: P.credential, accumulate: SignerCredential.merged,
         // Names and paths, never what the files hold.
         format: { $0.isEmpty ? P.none : $0.map(\.description).joined(separator: ", ") })
@@ -138,7 +138,7 @@ public enum Settings {
         parse: P.list, format: P.formatList)
     public static let soundscapeDirectories = Setting<[String]>(
         "soundscapes-dir", valueName: "DIR", default: [], effect: .now,
-        help: "Another directory of *.opus soundscapes (absolute; repeatable), after the built-in ones.",
+        help: "Another directory of *.opus soundscapes (absolute), after the built-in ones.",
         parse: P.paths, accumulate: { $0 + $1 }, format: { $0.isEmpty ? P.none : $0.joined(separator: ", ") })
     public static let cacheSize = Setting<Int>(
         "cache-size", valueName: "MiB", default: 512, effect: .now,
@@ -152,16 +152,19 @@ public enum Settings {
     // MARK: The command line only: where things are
 
     public static let socket = Setting<String?>(
-        "socket", inFile: false, valueName: "PATH", default: nil, effect: .daemonNextStart,
-        help: "The control socket (default: $SOUNDSCAPED_SOCKET, else $XDG_RUNTIME_DIR/soundscaped/control.sock).",
+        "socket", inFile: false, valueName: "PATH", default: nil,
+        defaultWords: "$SOUNDSCAPED_SOCKET, else $XDG_RUNTIME_DIR/soundscaped/control.sock", effect: .daemonNextStart,
+        help: "The control socket.",
         parse: P.optionalPath, format: P.optional { $0 })
     public static let stateDirectory = Setting<String?>(
-        "state-dir", inFile: false, valueName: "DIR", default: nil, effect: .daemonNextStart,
-        help: "The state database's directory (default: $XDG_STATE_HOME/soundscaped, else ~/.local/state/soundscaped).",
+        "state-dir", inFile: false, valueName: "DIR", default: nil,
+        defaultWords: "$XDG_STATE_HOME/soundscaped, else ~/.local/state/soundscaped", effect: .daemonNextStart,
+        help: "The state database's directory.",
         parse: P.optionalPath, format: P.optional { $0 })
     public static let cacheDirectory = Setting<String?>(
-        "cache-dir", inFile: false, valueName: "DIR|none", default: nil, effect: .daemonNextStart,
-        help: "Where decoded loops are kept, or none (default: $XDG_CACHE_HOME/soundscaped/pcm, else ~/.cache/soundscaped/pcm).",
+        "cache-dir", inFile: false, valueName: "DIR|none", default: nil,
+        defaultWords: "$XDG_CACHE_HOME/soundscaped/pcm, else ~/.cache/soundscaped/pcm", effect: .daemonNextStart,
+        help: "Where decoded loops are kept, or none to keep none.",
         parse: { text, name, context throws(SettingError) in text == P.none ? P.none : try P.path(text, name, context) },
         format: P.optional { $0 })
     public static let latencyFrames = Setting<Int>(
@@ -169,8 +172,10 @@ public enum Settings {
         help: "The PipeWire quantum asked for, in frames at 48 kHz (node.latency); larger means fewer wake-ups.",
         parse: P.count(in: 64...8192), format: { "\($0)" })
     public static let config = Setting<String?>(
-        "config", inFile: false, valueName: "FILE", default: nil, effect: .daemonNextStart,
-        help: "The config file (default: $XDG_CONFIG_HOME/soundscaped/soundscaped.conf, else ~/.config/soundscaped/soundscaped.conf).",
+        "config", inFile: false, valueName: "FILE", default: nil,
+        defaultWords: "$XDG_CONFIG_HOME/soundscaped/soundscaped.conf, else ~/.config/soundscaped/soundscaped.conf",
+        effect: .daemonNextStart,
+        help: "The config file.",
         parse: P.optionalPath, format: P.optional { $0 })
     /// For measuring what `StartupPages` saves (docs/performance.md); not for everyday use.
     public static let keepStartupPages = Setting<Bool>(
