@@ -130,6 +130,67 @@ import Testing
         }
     }
 
+    /// What a `~` becomes (ShellWordsTests pin it), in one wording for the three places that
+    /// document the settings: a command's words, then the paths.
+    static let commandTildeRule =
+        "An unquoted ~ that starts a word and is alone or followed by / is $HOME; ~user is refused; nothing else is expanded: a quoted or escaped ~, a ~ later in a word, $VAR and globs stay as written."
+    static let pathTildeRule =
+        "A path's leading ~ or ~/ is $HOME too (signer-directory, signer-env-file, signer-credential's PATH, signer-stdin's file:PATH, soundscapes-dir, --config, --socket, --state-dir, --cache-dir)."
+
+    /// A document as plain text: Markdown without its backticks, a man page without its
+    /// comments and roff's `\&` and `\e`; every run of white space one space.
+    static func plainText(_ path: String) throws -> String {
+        var text = try read(path)
+        if path.hasSuffix(".md") {
+            text = text.replacingOccurrences(of: "`", with: "")
+        } else {
+            text = text.split(separator: "\n").filter { !$0.hasPrefix(".\\\"") }.joined(separator: "\n")
+                .replacingOccurrences(of: "\\&", with: "").replacingOccurrences(of: "\\e", with: "\\")
+        }
+        return text.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+    }
+
+    /// 0.3.0's docs said nothing is expanded, while a leading `~` was the home directory.
+    @Test(arguments: ["docs/signer.md", "docs/configuration.md", "packaging/man/soundscaped.conf.5"])
+    func theDocsSayWhatATildeBecomes(path: String) throws {
+        let text = try Self.plainText(path)
+        #expect(text.contains(Self.commandTildeRule), "\(path) does not say: \(Self.commandTildeRule)")
+        #expect(text.contains(Self.pathTildeRule), "\(path) does not say: \(Self.pathTildeRule)")
+        for wrong in ["nothing is expanded", "is not expanded", "are not expanded"] {
+            #expect(!text.lowercased().contains(wrong), "\(path) says '\(wrong)'")
+        }
+    }
+
+    /// The example the package installs parses, and so does each setting it shows
+    /// commented out (`#key = value`), on its own; among them both ways to pass a secret.
+    @Test func thePackagedExampleParses() throws {
+        let text = try Self.read("packaging/examples/soundscaped.conf")
+        let context = SettingContext(home: "/home/me")
+        _ = try ConfigFile(parsing: text, context: context)
+        var keys = Set<String>()
+        for line in text.split(separator: "\n") where line.hasPrefix("#") {
+            let setting = String(line.dropFirst())
+            guard let key = Settings.fileKeys.first(where: { setting.hasPrefix($0 + " =") }) else { continue }
+            keys.insert(key)
+            do {
+                _ = try ConfigFile(parsing: setting, context: context)
+            } catch {
+                Issue.record("packaging/examples/soundscaped.conf: '\(line)' does not parse: \(error)")
+            }
+        }
+        #expect(keys.isSuperset(of: ["signer-command", "signer-env-file", "signer-credential"]), "shown: \(keys.sorted())")
+    }
+
+    /// `soundscaped --help` adds "repeatable" to a repeatable setting's description, so no
+    /// description says it too ("(repeatable). (repeatable; on reload …)").
+    @Test func theHelpSaysRepeatableOnceForEachRepeatableSetting() {
+        for setting in Settings.all {
+            #expect(!setting.help.contains("repeatable"), "\(setting.key): --help adds 'repeatable' itself")
+        }
+        let help = Settings.helpText(fileSettings: true, width: 10_000) + "\n" + Settings.helpText(fileSettings: false, width: 10_000)
+        #expect(help.components(separatedBy: "repeatable").count - 1 == Settings.all.filter { !$0.isHidden && $0.isRepeatable }.count)
+    }
+
     /// Adding a setting is a table entry plus its consumer: no other file under `Sources/`
     /// writes a key (comments may name one).
     @Test func everyKeyIsWrittenInOneSourceFileOnly() throws {

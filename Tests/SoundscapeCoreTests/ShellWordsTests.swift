@@ -86,6 +86,51 @@ import SoundscapeCore
         }
     }
 
+    /// Exactly what docs/signer.md, docs/configuration.md and soundscaped.conf(5) say
+    /// (SettingsDocumentationTests holds them to one sentence): an unquoted `~` that starts a
+    /// word and is alone or followed by `/` is `$HOME`; `~user` is refused; nothing else is expanded.
+    @Test func onlyAnUnquotedTildeStartingAWordIsExpanded() throws {
+        let home = "/home/u"
+        #expect(try ShellWords.split("~/bin/x ~/y $HOME", home: home) == ["/home/u/bin/x", "/home/u/y", "$HOME"])
+        // Alone: before a blank or at the end.
+        #expect(try ShellWords.split("~ ~\t~/a\n~", home: home) == ["/home/u", "/home/u", "/home/u/a", "/home/u"])
+        // Quoted, escaped or later in a word: as written.
+        #expect(
+            try ShellWords.split("'~/x' \"~/x\" \\~/x a~/b --dir=~/x ''~/x", home: home) == [
+                "~/x", "~/x", "~/x", "a~/b", "--dir=~/x", "~/x",
+            ])
+        #expect(try ShellWords.split("$VAR ${HOME} \"$HOME\" *.txt", home: home) == ["$VAR", "${HOME}", "$HOME", "*.txt"])
+        // `~user` (a `~` followed by anything but `/` or a blank) would need the user database.
+        for text in ["~user", "~user/x", "run ~root", "~\"x\"", "~~"] {
+            #expect(throws: ShellWords.ParseError(description: "'~user' is not expanded: write the path, or quote it to keep the ~")) {
+                try ShellWords.split(text, home: home)
+            }
+        }
+        // A home that is not absolute (or none) is refused.
+        #expect(throws: ShellWords.ParseError(description: "a word starts with ~, but HOME is not set to expand it")) {
+            try ShellWords.split("~/x", home: "relative")
+        }
+    }
+
+    /// The settings the docs name: both commands split as above, and a path's leading `~` or `~/`.
+    @Test func theSettingsThatTakeATilde() throws {
+        let context = SettingContext(home: "/home/u")
+        for command in [Settings.signerCommand, Settings.signerHealthCommand] {
+            #expect(try command.parse("~/bin/x ~/y $HOME", context: context) == ["/home/u/bin/x", "/home/u/y", "$HOME"])
+        }
+        for path in [Settings.signerDirectory, Settings.config, Settings.socket, Settings.stateDirectory, Settings.cacheDirectory] {
+            #expect(try path.parse("~/d", context: context) == "/home/u/d", "\(path.key)")
+            #expect(try path.parse("~", context: context) == "/home/u", "\(path.key)")
+            #expect(throws: SettingError.self, "\(path.key)") { try path.parse("~u/d", context: context) }
+        }
+        #expect(try Settings.signerEnvironmentFiles.parse("~/e", context: context) == ["/home/u/e"])
+        #expect(try Settings.soundscapeDirectories.parse("~/s", context: context) == ["/home/u/s"])
+        #expect(try Settings.signerStdin.parse("file:~/p", context: context) == .file("/home/u/p"))
+        #expect(try Settings.signerCredentials.parse("key:~/k", context: context) == [SignerCredential(name: "key", source: .file("/home/u/k"))])
+        // Not a path: a variable's value is taken as written.
+        #expect(try Settings.signerEnvironment.parse("A=~/x", context: context) == ["A": "~/x"])
+    }
+
     @Test(arguments: [
         ("'abc", "unterminated single quote"),
         ("a 'b", "unterminated single quote"),
