@@ -261,8 +261,30 @@ import SoundscapeCore
         #expect(driver.status.status == "igloo: 3/3 relays")
         SignerHealthTests.probe(&driver)
         driver.send(SignerHealthTests.fail, after: .milliseconds(50))
-        #expect(driver.status.status == nil, "one failed check: the line it no longer vouches for goes")
+        // One failed check: the line it no longer vouches for goes, and what failed takes its
+        // place (issue 37: status was null beside a health still healthy).
+        #expect(
+            driver.status.status == "health check failed (1 of 3 before unhealthy): exited with status 1: not connected",
+            "\(driver.status)")
         #expect(driver.status.health == .healthy, "health itself needs retries failures")
+        SignerHealthTests.probe(&driver)
+        driver.send(SignerHealthTests.fail, after: .milliseconds(50))
+        SignerHealthTests.probe(&driver)
+        driver.send(SignerHealthTests.fail, after: .milliseconds(50))
+        #expect(driver.status.health == .unhealthy)
+        #expect(driver.status.status == "health check fails: exited with status 1: not connected", "\(driver.status)")
+    }
+
+    @Test func noInstanceIsHealthyOnceItIsKilled() {
+        var (driver, _) = SignerHealthTests.running(SignerHealthTests.configuration(retries: 3))
+        SignerHealthTests.probe(&driver)
+        driver.send(SignerHealthTests.pass, after: .milliseconds(50))
+        #expect(driver.status.health == .healthy)
+        // kill -9: the event said "restarting healthy (killed by signal 9)".
+        driver.send(.exited(.signaled(9)), after: .seconds(1))
+        #expect(driver.status.state == .restarting)
+        #expect(driver.status.health == .unknown, "\(driver.status)")
+        #expect(driver.status.status == nil)
     }
 
     @Test func theSignersOwnWordsStayWhenACheckFails() {

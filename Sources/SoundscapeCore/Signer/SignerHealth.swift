@@ -73,6 +73,9 @@ struct SignerHealth: Sendable {
     /// The instance is being stopped or has exited: no more probes for it, and one
     /// running for it is cancelled (its result would be stale).
     mutating func instanceEnded() -> [SignerMachine.Action] {
+        // No instance is healthy once none runs (status said "restarting healthy" after a
+        // SIGKILL); an unhealthy verdict stands until a check of a new one passes.
+        if state == .healthy || state == .degraded { state = .unknown }
         let probingIt = instances.isCurrent(probing)
         instances.end()
         dueAt = nil

@@ -243,8 +243,9 @@ public struct SignerMachine: Sendable {
         switch outcome {
         case .none:
             break
-        case .failed:
-            statusLine.checkFailed()
+        case .failed(let reason, let count):
+            let retries = configuration.health.map { " of \($0.retries)" } ?? ""
+            statusLine.checkFailed("health check failed (\(count)\(retries) before unhealthy): \(reason)")
         case .passed(let output, let recovered):
             actions += signs(output: output, now: now)
             if recovered { actions.append(.emit(.signerHealthy, message: nil)) }
@@ -253,8 +254,8 @@ public struct SignerMachine: Sendable {
             actions += signs(output: output, now: now)
             if news { actions.append(.emit(.signerDegraded, message: output.flatMap(SignerStatus.line))) }
         case .unhealthy(let reason, let count, let restart, let news):
-            statusLine.checkFailed()
             let message = "\(count) failed health check\(count == 1 ? "" : "s") in a row: \(reason)"
+            statusLine.checkFailed("health check fails: \(reason)")
             if restart, case .running(let instance) = phase {
                 actions += stopFailed(
                     instance, now: now, quick: !instance.passed,

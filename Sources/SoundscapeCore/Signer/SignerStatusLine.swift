@@ -4,8 +4,9 @@
 /// that rewrites its status in a loop cannot flood every subscriber.
 ///
 /// A line says what is true only while what said it stands: one from a passing check
-/// goes once a later check fails (status must not show "relays connected" under
-/// "unhealthy"), and every line goes when its instance ends.
+/// is replaced by the failure once a later check fails (status must show neither
+/// "relays connected" under "unhealthy", nor nothing beside a health still `healthy`
+/// while the retries run), and every line goes when its instance ends.
 ///
 /// A part of `SignerMachine`; pure, like the machine.
 struct SignerStatusLine: Sendable {
@@ -38,10 +39,17 @@ struct SignerStatusLine: Sendable {
         return announce(now: now)
     }
 
-    /// A check failed: a line a passing check printed no longer holds.
-    mutating func checkFailed() {
-        guard source == .check else { return }
-        forget()
+    /// A check failed, and `words` say how: they replace a line a passing check printed,
+    /// which no longer holds; the signer's own words stay (it said them, and still may).
+    /// Quietly: status shows them at once, and the next event carries them, but no
+    /// `signerStatus` event of their own (`signerUnhealthy` is the news; a check that
+    /// keeps failing must not be an event every interval).
+    mutating func checkFailed(_ words: String) {
+        guard source != .signer, let clean = SignerStatus.line(words) else { return }
+        line = clean
+        source = .check
+        announced = clean
+        pending = false
     }
 
     /// The instance ended: nothing it (or a check of it) said holds for the next.
