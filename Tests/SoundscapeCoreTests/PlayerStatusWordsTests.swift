@@ -41,10 +41,13 @@ import Testing
         #expect(status(.resuming).stateInWords == "resuming (sound follows in a moment)")
     }
 
+    /// Issue 37: a signer that gave up must say why and what to run.
     @Test func signerSummaryNamesHealthAndTheLastExitOnlyWhileNoneRuns() {
         let running = SignerStatus(state: .running, pid: 7, restarts: 1, lastExit: "exited with status 3", health: .unhealthy)
         #expect(running.summary == "running, pid 7, 1 restart, UNHEALTHY (its health check fails)")
         let failed = SignerStatus(state: .failed, pid: nil, restarts: 4, lastExit: "killed by signal 9 (SIGKILL)")
-        #expect(failed.summary == "failed, 4 restarts, last killed by signal 9 (SIGKILL)")
+        #expect(
+            failed.summary
+                == "failed, 4 restarts, last killed by signal 9 (SIGKILL); it reached signer-crash-limit: `soundscapectl play` starts it again")
     }
 }

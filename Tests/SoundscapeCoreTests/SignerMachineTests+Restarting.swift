@@ -27,6 +27,27 @@ extension SignerMachineTests {
         #expect(driver.status == SignerStatus(state: .running, pid: 101, restarts: 1, lastExit: "exited with status 3"))
     }
 
+    /// Issue 37: four quick health flaps reached the old default limit of 5, and the
+    /// keep-alive gave up while its endpoint recovered. By default it never gives up.
+    @Test func byDefaultItNeverGivesUpAndWaitsAtMostTheMaximumDelay() throws {
+        var configuration = SignerMachine.Configuration()
+        configuration.startGrace = D.lifecycleGrace
+        #expect(configuration.crashLoopLimit == 0)
+        var driver = D(configuration)
+        driver.send(.setWanted(true))
+        for index in 0..<50 {
+            let actions = driver.spawnAndCrash(pid: Int32(300 + index))
+            #expect(!actions.contains { if case .emit(.signerFailed, _) = $0 { true } else { false } }, "\(actions)")
+            let restartAt = actions.compactMap { action -> ContinuousClock.Instant? in
+                if case .scheduleTick(let at) = action { at } else { nil }
+            }.max()
+            let at = try #require(restartAt, "crash \(index): no restart scheduled: \(actions)")
+            #expect(at - driver.now <= .seconds(60), "crash \(index): \(actions)")
+            #expect(driver.send(.tick, at: at) == [.spawn], "crash \(index)")
+        }
+        #expect(driver.status.state == .starting)
+    }
+
     @Test func quickCrashesBackOffExponentiallyUpToTheCap() {
         var driver = D(D.configuration(crashLoopLimit: 100))
         driver.send(.setWanted(true))
@@ -118,7 +139,7 @@ extension SignerMachineTests {
         #expect(
             fifth == [
                 .emit(.signerExited, message: Self.crashed),
-                .emit(.signerFailed, message: "5 failures in a row (the last: exited with status 1); not restarting until the next play"),
+                .emit(.signerFailed, message: "5 failures in a row (the last: exited with status 1): signer-crash-limit reached; not restarting until the next play"),
             ])
         #expect(driver.status == SignerStatus(state: .failed, pid: nil, restarts: 4, lastExit: Self.crashed))
 
@@ -188,7 +209,7 @@ extension SignerMachineTests {
                 .emit(.signerExited, message: message),
                 .emit(
                     .signerFailed,
-                    message: "4 failures in a row (the last: could not start: No such file or directory); not restarting until the next play"),
+                    message: "4 failures in a row (the last: could not start: No such file or directory): signer-crash-limit reached; not restarting until the next play"),
             ])
         #expect(driver.status.state == .failed)
     }

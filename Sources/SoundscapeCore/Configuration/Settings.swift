@@ -69,8 +69,9 @@ public enum Settings {
         help: "The longest restart delay.",
         parse: P.seconds, format: P.formatSeconds)
     public static let signerCrashLimit = Setting<Int>(
-        "signer-crash-limit", valueName: "count", default: 5, effect: .now,
-        help: "Quick failures in a row before the signer host is marked failed until the next play; 0 never gives up.",
+        "signer-crash-limit", valueName: "count", default: 0, effect: .now,
+        help:
+            "Quick failures in a row before the signer host is marked failed until the next play; 0 never gives up (restarts wait at most signer-restart-max-delay).",
         parse: P.count(in: 0...1000), format: { "\($0)" })
     public static let signerHealthCommand = Setting<[String]?>(
         "signer-health-command", valueName: "\"PROGRAM ARG …\"", default: nil, effect: .now,

@@ -50,6 +50,8 @@ extension SignerStatus {
         // How the last instance ended explains a signer that is not running; once a later
         // one runs, it is history (`status --json` keeps it as lastExit), not the headline.
         if let lastExit, pid == nil { text += ", last \(lastExit)" }
+        // Only a crash limit gives up (signer-crash-limit, 0 by default: never); say what mends it.
+        if state == .failed { text += "; it reached \(Settings.signerCrashLimit.key): `soundscapectl play` starts it again" }
         return text
     }
 }

@@ -340,7 +340,12 @@ public struct SignerMachine: Sendable {
         if configuration.crashLoopLimit > 0, consecutiveFailures >= configuration.crashLoopLimit {
             phase = .failed
             let last = lastExit.map { " (the last: \($0))" } ?? ""
-            return [.emit(.signerFailed, message: "\(consecutiveFailures) failures in a row\(last); not restarting until the next play")]
+            return [
+                .emit(
+                    .signerFailed,
+                    message:
+                        "\(consecutiveFailures) failures in a row\(last): \(Settings.signerCrashLimit.key) reached; not restarting until the next play")
+            ]
         }
         let delay = backoff.next()
         restarts += 1

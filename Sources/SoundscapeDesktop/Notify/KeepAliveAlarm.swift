@@ -115,8 +115,9 @@ public struct KeepAliveAlarm: Sendable {
         if let signer = status?.signer, signer.state == .failed {
             let name = signer.name ?? "the signer host"
             problems.append(
-                "\(name) keeps crashing and was stopped" + (signer.lastExit.map { " (last \($0))" } ?? "")
-                    + "; press play to try again.")
+                "\(name) keeps crashing and was stopped at its \(Settings.signerCrashLimit.key)"
+                    + (signer.lastExit.map { " (last \($0))" } ?? "")
+                    + "; press play (or run `soundscapectl play`) to try again.")
         } else if let signer = status?.signer, signer.health == .unhealthy {
             let name = signer.name ?? "the signer host"
             problems.append("\(name) fails its health check: it may not be signing.")
