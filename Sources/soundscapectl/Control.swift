@@ -8,7 +8,8 @@ import Glibc
 import SoundscapeCore
 import Varlink
 
-/// A refused or failed request: printed on stderr, exit status 1.
+/// A refused or failed request: printed on stderr, exit status 1. (A request no daemon
+/// would take is a usage error instead, 64: `Control.usageErrors`.)
 struct ControlFailure: Error {
     let message: String
 }
@@ -38,10 +39,19 @@ struct Control {
         let bound: Duration
     }
 
-    /// Connects, runs `body`, and maps failures to the documented exit codes. A daemon that
-    /// answers `Restarting` (its configuration was mended; it starts again with it) is
-    /// asked again, on a new connection.
-    static func session(_ options: ConnectionOptions, _ body: (Control) async throws -> Void) async throws {
+    /// The daemon's answers to an argument no daemon would take (`volume 101` sent as
+    /// SetVolume(101), `set keep-awake maybe`): a usage error, as if soundscapectl had found
+    /// it. A valid request the daemon refuses (no such soundscape, a config file it will not
+    /// load, not configured) stays a refusal, exit status 1.
+    static let usageErrors: Set<String> = ["org.varlink.service.InvalidParameter", "\(interface).InvalidPreference"]
+
+    /// Connects, runs `body`, and maps failures to the documented exit codes: 1 refused or
+    /// failed, 2 not reachable, 64 (EX_USAGE) an argument the daemon calls invalid, with
+    /// `command`'s usage. A daemon that answers `Restarting` (its configuration was mended;
+    /// it starts again with it) is asked again, on a new connection.
+    static func session(
+        _ options: ConnectionOptions, for command: any ParsableCommand.Type, _ body: (Control) async throws -> Void
+    ) async throws {
         let environment = ProcessInfo.processInfo.environment
         guard let path = DaemonPaths.socket(explicit: options.socket, environment: environment) else {
             fail(
@@ -65,6 +75,9 @@ struct Control {
                 return
             } catch let error as VarlinkError where error.name == "\(interface).Restarting" && attempt <= Bound.restarts {
                 await client.close()
+            } catch let error as VarlinkError where usageErrors.contains(error.name) {
+                await client.close()
+                usageError(describe(error), command: command)
             } catch let error as VarlinkError {
                 await client.close()
                 fail(describe(error), status: 1)
@@ -87,6 +100,20 @@ struct Control {
     static func fail(_ message: String, status: Int32) -> Never {
         writeStderr("soundscapectl: \(message)\n")
         exit(status)
+    }
+
+    /// A usage error the daemon found, said as swift-argument-parser says one soundscapectl
+    /// finds: the message, `command`'s usage, where its help is; EX_USAGE.
+    static func usageError(_ message: String, command: any ParsableCommand.Type) -> Never {
+        let name = "\(Soundscapectl._commandName) \(command._commandName)"
+        writeStderr(
+            """
+            Error: \(message)
+            Usage: \(Soundscapectl.usageString(for: command))
+              See '\(name) --help' for more information.
+
+            """)
+        exit(ExitCode.validationFailure.rawValue)
     }
 
     /// Readable text for the daemon's named errors.

@@ -9,9 +9,11 @@ struct Soundscapectl: AsyncParsableCommand {
         discussion: """
             --socket may stand before the subcommand or after it.
 
-            Exit status: 0 success; 1 the daemon refused or the request failed; \
+            Exit status: 0 success; 1 the daemon refused a valid request, or it failed; \
             2 the daemon is not reachable; 64 the command line is wrong (EX_USAGE: \
-            an unknown subcommand or option, a missing or extra argument).
+            no subcommand, an unknown subcommand or option, a missing or extra argument, \
+            or a value the command does not take, such as volume 101 or set keep-awake maybe, \
+            whether soundscapectl or the daemon finds it).
             """,
         version: SoundscapedVersion.string,
         subcommands: [
@@ -22,6 +24,13 @@ struct Soundscapectl: AsyncParsableCommand {
     /// `soundscapectl --socket PATH status`: ArgumentParser parses an option of a parent
     /// command wherever it stands, and a subcommand's `ConnectionOptions` sees the same value.
     @OptionGroup var connection: ConnectionOptions
+
+    /// No subcommand: a usage error (64) like any other, the help on stderr; a script
+    /// that forgot its subcommand must not read as a success.
+    func run() async throws {
+        writeStderr("Error: no subcommand; name one of those below.\n\n" + Self.helpMessage() + "\n")
+        throw ExitCode.validationFailure
+    }
 }
 
 /// Options every subcommand shares (and the root command, so they may come first).
@@ -46,7 +55,7 @@ struct Play: AsyncParsableCommand {
     var name: String?
 
     func run() async throws {
-        try await Control.session(connection) { control in
+        try await Control.session(connection, for: Self.self) { control in
             let status = try await control.play(name)
             Output.describePlay(status)
         }
@@ -59,7 +68,7 @@ struct Pause: AsyncParsableCommand {
     @OptionGroup var connection: ConnectionOptions
 
     func run() async throws {
-        try await Control.session(connection) { control in
+        try await Control.session(connection, for: Self.self) { control in
             let status = try await control.pause()
             print(
                 status.state == .paused
@@ -74,7 +83,7 @@ struct Stop: AsyncParsableCommand {
     @OptionGroup var connection: ConnectionOptions
 
     func run() async throws {
-        try await Control.session(connection) { control in
+        try await Control.session(connection, for: Self.self) { control in
             let status = try await control.stop()
             print("Stopped (\(status.soundscape) at \(status.volume.percent)%)")
         }
@@ -84,7 +93,11 @@ struct Stop: AsyncParsableCommand {
 struct VolumeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "volume",
-        abstract: "Print the volume, or set it: 0–100, +N/-N, or off, low, medium, high, max.")
+        abstract: "Print the volume, or set it: 0–100, +N/-N, or off, low, medium, high, max.",
+        discussion: """
+            N is 0–100 in every form. A step +N or -N stops at 0 or 100: at 90%, +50 gives 100%. \
+            A number outside 0–100, as a volume or as a step (101, +200), is a usage error (exit status 64).
+            """)
 
     @OptionGroup var connection: ConnectionOptions
     // `.allUnrecognized` lets `-10` through as a value instead of an unknown flag.
@@ -99,20 +112,25 @@ struct VolumeCommand: AsyncParsableCommand {
         return Array(values[..<end] + values[(end + 1)...])
     }
 
+    /// The change asked for, nil to print the volume. A word `VolumeChange` does not take
+    /// (`101`, `+200`, `loud`) is a usage error, found here before the daemon is asked.
+    func change() throws -> VolumeChange? {
+        guard let value = words.first else { return nil }
+        do {
+            return try VolumeChange(parsing: value)
+        } catch {
+            throw ValidationError(error.description)
+        }
+    }
+
     func validate() throws {
         guard words.count <= 1 else { throw ValidationError("expected one volume, got \(words.joined(separator: " "))") }
+        _ = try change()
     }
 
     func run() async throws {
-        let value = words.first
-        let change: VolumeChange?
-        do {
-            change = try value.map { value throws(VolumeChange.ParseError) in try VolumeChange(parsing: value) }
-        } catch {
-            // A value the daemon would refuse is a refusal (exit 1), like any other bad input.
-            Control.fail(error.description, status: 1)
-        }
-        try await Control.session(connection) { control in
+        let change = try change()
+        try await Control.session(connection, for: Self.self) { control in
             guard let change else {
                 print("\(try await control.status().volume.percent)%")
                 return
@@ -133,7 +151,7 @@ struct Status: AsyncParsableCommand {
     @Flag(help: "Print the status as one JSON object.") var json = false
 
     func run() async throws {
-        try await Control.session(connection) { control in
+        try await Control.session(connection, for: Self.self) { control in
             if json {
                 print(try await control.rawCall("GetStatus")["status"].map(Output.json) ?? "null")
             } else {
@@ -160,7 +178,7 @@ struct Reload: AsyncParsableCommand {
     @OptionGroup var connection: ConnectionOptions
 
     func run() async throws {
-        try await Control.session(connection) { control in
+        try await Control.session(connection, for: Self.self) { control in
             let changes = try await control.reload()
             print(changes.isEmpty ? "Reloaded: nothing changed" : "Reloaded:\n" + changes.map { "  \($0)" }.joined(separator: "\n"))
         }
@@ -173,7 +191,7 @@ struct List: AsyncParsableCommand {
     @Flag(help: "Print the list as JSON.") var json = false
 
     func run() async throws {
-        try await Control.session(connection) { control in
+        try await Control.session(connection, for: Self.self) { control in
             if json {
                 print(Output.json(.object(try await control.rawCall("ListSoundscapes"))))
             } else {
@@ -192,7 +210,7 @@ struct Events: AsyncParsableCommand {
     @Flag(help: "One JSON object per line, exactly as the daemon sends it.") var json = false
 
     func run() async throws {
-        try await Control.session(connection) { control in
+        try await Control.session(connection, for: Self.self) { control in
             try await control.followEvents { reply in
                 if json {
                     print(reply["event"].map(Output.json) ?? "null")
@@ -217,7 +235,7 @@ struct Health: AsyncParsableCommand {
 
     func run() async throws {
         var healthy = false
-        try await Control.session(connection) { control in
+        try await Control.session(connection, for: Self.self) { control in
             let raw = try await control.rawCall("GetHealth")
             let report = try Output.decode(HealthReport.self, from: .object(raw))
             healthy = report.healthy
@@ -248,7 +266,7 @@ struct SetPreference: AsyncParsableCommand {
     var value: String
 
     func run() async throws {
-        try await Control.session(connection) { control in
+        try await Control.session(connection, for: Self.self) { control in
             let raw = try await control.rawCall("SetPreference", ["name": .string(name), "value": .string(value)])
             Output.describe(preferences: raw["preferences"] ?? .null)
         }
@@ -261,7 +279,7 @@ struct ShowPreferences: AsyncParsableCommand {
     @Flag(help: "Print them as one JSON object.") var json = false
 
     func run() async throws {
-        try await Control.session(connection) { control in
+        try await Control.session(connection, for: Self.self) { control in
             let preferences = try await control.rawCall("GetPreferences")["preferences"] ?? .null
             if json { print(Output.json(preferences)) } else { Output.describe(preferences: preferences) }
         }

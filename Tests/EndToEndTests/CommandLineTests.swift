@@ -8,6 +8,10 @@ import TestSupport
 @Suite("soundscapectl's command line", .serialized, .timeLimit(.minutes(1)))
 struct CommandLineTests {
     static func ctl(_ graph: PipeWireGraph, _ arguments: String...) throws -> ProcessResult {
+        try ctl(graph, arguments)
+    }
+
+    static func ctl(_ graph: PipeWireGraph, _ arguments: [String]) throws -> ProcessResult {
         try graph.run([try ProductLocator.soundscapectl().path] + arguments, timeout: .seconds(15))
     }
 
@@ -47,29 +51,70 @@ struct CommandLineTests {
         }
     }
 
-    /// The exit statuses `text` lists after "Exit status", as numbers.
+    /// The exit statuses `text` lists after `marker`, as numbers: the sentence to its first
+    /// period, each clause (split at `;`) that begins with a number naming one.
     static func statuses(in text: String, after marker: String) throws -> Set<Int> {
         let start = try #require(text.range(of: marker), "no '\(marker)' in the text")
         let sentence = text[start.upperBound...].prefix { $0 != "." }
-        let numbers = sentence.split { !$0.isNumber }.compactMap { Int($0) }
-        return Set(numbers)
+        let clauses = sentence.split(separator: ";").map { $0.drop { $0 == " " } }
+        return Set(clauses.compactMap { Int($0.prefix { $0.isNumber }) })
     }
 
-    @Test("usage errors exit 64, and the README and --help list the statuses soundscapectl has")
+    /// One rule, wherever the mistake is found: an argument no daemon would take is a usage
+    /// error (64) whether soundscapectl finds it (`volume 101`) or the daemon does (`set
+    /// keep-awake maybe`); a valid request refused is 1; nothing answering is 2. A step
+    /// stops at 0 or 100 (`+50` at 90 % gives 100 %); a step past 100 is a usage error, as a
+    /// volume past 100 is.
+    @Test("every exit status as the README and --help document it, wherever the mistake is found")
     func exitStatusesAsDocumented() throws {
-        let ctl = try ProductLocator.soundscapectl().path
-        let nowhere = "/nonexistent/soundscaped/control.sock"
-        for arguments in [
-            ["dance"], ["volume", "1", "2"], ["set", "keep-awake"], ["status", "--jsn"], ["--socket"],
-            ["volume", "--", "-80", "--socket", nowhere],
-        ] {
-            let result = try ChildProcess.run([ctl] + arguments)
-            #expect(result.status == 64, "\(result)")
-            #expect(result.stderr.contains("Usage:"), "\(result)")
+        try PipeWireGraph.withGraph { graph in
+            try graph.createNullSink(name: "speaker")
+            let daemon = try Soundscaped(graph: graph)
+            try daemon.start()
+            try daemon.must("volume", "90")
+            let socket = daemon.socket
+            let nowhere = "/nonexistent/soundscaped/control.sock"
+            // (arguments, status, what stderr or stdout says); in order: the refusals must change nothing.
+            let cases: [(arguments: [String], status: Int32, says: String)] = [
+                (["dance"], 64, "Usage:"),
+                (["volume", "1", "2"], 64, "Usage: soundscapectl volume"),
+                (["set", "keep-awake"], 64, "Usage: soundscapectl set"),
+                (["status", "--jsn"], 64, "Usage:"),
+                (["--socket"], 64, "Usage:"),
+                (["volume", "--", "-80", "--socket", nowhere], 64, "Usage:"),
+                // No subcommand: the help, on stderr.
+                ([], 64, "USAGE: soundscapectl [--socket <path>] <subcommand>"),
+                (["--socket", socket], 64, "USAGE: soundscapectl [--socket <path>] <subcommand>"),
+                // Found by soundscapectl, before the daemon is asked.
+                (["volume", "101", "--socket", socket], 64, "Usage: soundscapectl volume"),
+                (["volume", "+200", "--socket", socket], 64, "invalid volume '+200'"),
+                (["volume", "-101", "--socket", socket], 64, "invalid volume '-101'"),
+                // Found by the daemon (InvalidPreference), said the same way.
+                (["set", "keep-awake", "maybe", "--socket", socket], 64, "keep-awake must be on or off"),
+                (["set", "keep-awake", "maybe", "--socket", socket], 64, "Usage: soundscapectl set"),
+                (["set", "loudness", "on", "--socket", socket], 64, "unknown preference 'loudness'"),
+                // A valid request refused.
+                (["play", "thunder", "--socket", socket], 1, "no soundscape named 'thunder'"),
+                // Nothing answers.
+                (["status", "--socket", nowhere], 2, "no answer on \(nowhere)"),
+                // The refusals changed nothing; a step stops at 100.
+                (["volume", "--socket", socket], 0, "90%"),
+                (["preferences", "--socket", socket], 0, "keep-awake         off"),
+                (["volume", "+50", "--socket", socket], 0, "Volume 100%"),
+                (["volume", "-100", "--socket", socket], 0, "Volume 0%"),
+            ]
+            for testCase in cases {
+                let result = try Self.ctl(graph, testCase.arguments)
+                #expect(result.status == testCase.status, "\(result)")
+                #expect((result.stdout + result.stderr).contains(testCase.says), "\(result)")
+                if testCase.status == 64 {
+                    #expect(result.stderr.contains("Usage:") || result.stderr.contains("USAGE:"), "\(result)")
+                    #expect(result.stdout.isEmpty, "\(result)")
+                }
+            }
         }
-        // 2: nothing answers; 0 and 1 are seen in ControlSocketTests' exit codes test.
-        #expect(try ChildProcess.run([ctl, "status", "--socket", nowhere]).status == 2)
 
+        let ctl = try ProductLocator.soundscapectl().path
         let help = try ChildProcess.run([ctl, "--help"]).requireSuccess().stdout
         let helpStatuses = try Self.statuses(in: help.replacingOccurrences(of: "\n", with: " "), after: "Exit status:")
         #expect(helpStatuses == [0, 1, 2, 64], "soundscapectl --help: \(help)")
@@ -78,6 +123,12 @@ struct CommandLineTests {
         let readmeStatuses = try Self.statuses(
             in: readme.replacingOccurrences(of: "\n", with: " "), after: "Exit status of `soundscapectl`:")
         #expect(readmeStatuses == helpStatuses, "README.md's exit statuses differ from soundscapectl --help's")
+        // Both name the usage errors the daemon finds, too.
+        for (name, text) in [("--help", help), ("README.md", readme)] {
+            #expect(
+                text.replacingOccurrences(of: "\n", with: " ").contains("whether soundscapectl or the daemon finds it"),
+                "\(name) does not say a usage error is one whoever finds it")
+        }
     }
 
     @Test("soundscaped run by hand: an unknown flag shows the real usage, and --print-settings says where a default comes from")

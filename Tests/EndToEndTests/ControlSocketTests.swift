@@ -104,7 +104,7 @@ struct ControlSocketTests {
         }
     }
 
-    @Test("soundscapectl exit codes: 0 ok, 1 refused with a clear message, 2 unreachable with a hint")
+    @Test("soundscapectl exit codes: 0 ok, 1 refused with a clear message, 2 unreachable with a hint, 64 a bad value")
     func exitCodes() throws {
         try PipeWireGraph.withGraph { graph in
             try graph.createNullSink(name: "speaker")
@@ -115,9 +115,11 @@ struct ControlSocketTests {
             #expect(unknown.status == 1)
             #expect(unknown.stderr.contains("no soundscape named 'thunder'"), "\(unknown.stderr)")
 
+            // A volume no daemon would take is a usage error (EX_USAGE), not a refusal.
             let badVolume = try daemon.ctl("volume", "150")
-            #expect(badVolume.status == 1)
+            #expect(badVolume.status == 64)
             #expect(badVolume.stderr.contains("invalid volume '150'"), "\(badVolume.stderr)")
+            #expect(badVolume.stderr.contains("Usage: soundscapectl volume"), "\(badVolume.stderr)")
             for preset in ["off": 0, "low": 25, "medium": 50, "high": 75, "max": 100] {
                 #expect(try daemon.must("volume", preset.key).stdout.contains("Volume \(preset.value)%"))
             }
