@@ -159,4 +159,29 @@ import SoundscapeCore
     func crlfSeparatesWords() throws {
         #expect(try ShellWords.split("a\r\nb") == ["a", "b"])
     }
+
+    /// Issue 37: a reload printed `sh -c curl -fsS … | jq …`; a command is shown as it must be written.
+    @Test(arguments: [
+        ["sh", "-c", "curl -fsS http://127.0.0.1:8002/api/status | jq -e .health.isConnected"],
+        ["/usr/bin/signer", "--name=it's mine", "", "~/x", "$HOME", "a\\b", "tab\there", "\"q\""],
+        ["plain", "--relay", "wss://relay.example/", "--n=3"],
+    ])
+    func quotedWordsSplitBackToThemselves(words: [String]) throws {
+        let text = ShellWords.quote(words)
+        #expect(try ShellWords.split(text, home: "/home/u") == words, "\(text)")
+    }
+
+    @Test func plainWordsAreNotQuoted() {
+        #expect(ShellWords.quote(["/usr/bin/signer", "--relay", "wss://relay.example/"]) == "/usr/bin/signer --relay wss://relay.example/")
+        #expect(ShellWords.quote(["sh", "-c", "a | b"]) == "sh -c 'a | b'")
+        #expect(ShellWords.quote(["it's"]) == "'it'\\''s'")
+    }
+
+    /// What a reload prints is what a file line must say: read back through the config file.
+    @Test func aFormattedCommandReadsBackFromTheFile() throws {
+        let words = ["sh", "-c", "curl -fsS http://127.0.0.1/#main | jq .ok # not a comment"]
+        let text = "signer-health-command = " + SettingParsers.formatCommand(words) + "  # a comment\n"
+        let file = try ConfigFile(parsing: text)
+        #expect(file.values[Settings.signerHealthCommand] == words, "\(text)")
+    }
 }

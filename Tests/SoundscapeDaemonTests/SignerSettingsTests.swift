@@ -216,6 +216,9 @@ import Testing
         #expect(changes.contains("signer-env → SECRET (the signer's next start)"), "names, never values")
         #expect(!changes.joined().contains("hunter2"))
         #expect(old.changes(to: old).isEmpty)
+        // Issue 37: a command is shown quoted, as it must be written, not as its words run together.
+        let quoted = try resolve(["--signer-command", "true", "--signer-health-command", "sh -c 'curl -fsS http://127.0.0.1/#x | jq .ok'"])
+        #expect(old.changes(to: quoted) == ["signer-health-command → sh -c 'curl -fsS http://127.0.0.1/\\#x | jq .ok' (now)"])
         let none = try resolve([])
         #expect(none.changes(to: old) == ["a signer host is configured (it starts with the next session, or now if one runs)"])
         #expect(old.changes(to: none) == ["the signer host is no longer configured (it stops now)"])

@@ -222,6 +222,13 @@ public enum SettingParsers {
     }
 
     /// `5 s`, `0.5 s`.
+    /// A command as it must be written in the file to give these words back: quoted where a
+    /// word needs it (`sh -c 'curl -fsS … | jq …'`), and each `#` as `\#`, which a comment
+    /// would otherwise begin (`ConfigFile`).
+    public static func formatCommand(_ words: [String]) -> String {
+        ShellWords.quote(words).split(separator: "#", omittingEmptySubsequences: false).joined(separator: "\\#")
+    }
+
     public static func formatSeconds(_ duration: Duration) -> String {
         let milliseconds = duration.inMilliseconds(rounded: .toNearestOrAwayFromZero)
         let whole = milliseconds / 1000

@@ -12,7 +12,7 @@ public enum Settings {
     public static let signerCommand = Setting<[String]?>(
         "signer-command", valueName: "\"PROGRAM ARG …\"", default: nil, effect: .signerNextStart,
         help: "The signer host to keep alive while playing, split like a shell would (no shell runs); its program must exist.",
-        parse: P.command, format: P.optional { $0.joined(separator: " ") })
+        parse: P.command, format: P.optional(P.formatCommand))
     public static let signerDirectory = Setting<String?>(
         "signer-directory", valueName: "DIR", default: nil, effect: .signerNextStart,
         help: "The signer host's working directory (absolute; default: the daemon's).",
@@ -76,7 +76,7 @@ public enum Settings {
     public static let signerHealthCommand = Setting<[String]?>(
         "signer-health-command", valueName: "\"PROGRAM ARG …\"", default: nil, effect: .now,
         help: "A command whose exit status 0 says the signer signs; its first stdout line is the signer's status. Split like signer-command.",
-        parse: P.command, format: P.optional { $0.joined(separator: " ") })
+        parse: P.command, format: P.optional(P.formatCommand))
     public static let signerHealthExitCodes = Setting<SignerHealthExitCodes>(
         "signer-health-exit-codes", valueName: "plain|monitoring-plugins", default: .plain, effect: .now,
         help:

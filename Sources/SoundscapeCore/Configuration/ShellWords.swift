@@ -84,4 +84,23 @@ public enum ShellWords {
         if inWord { words.append(current) }
         return words
     }
+
+    /// `words` written so that `split` gives them back: a word of only plain characters
+    /// as it is, any other in single quotes (a `'` in it as `'\''`), an empty one as `''`.
+    /// A leading `~` is quoted too, so it stays a `~`.
+    public static func quote(_ words: [String]) -> String {
+        words.map { word in
+            guard !word.isEmpty, word.unicodeScalars.allSatisfy(isPlain) else {
+                return "'" + word.split(separator: "'", omittingEmptySubsequences: false).joined(separator: "'\\''") + "'"
+            }
+            return word
+        }.joined(separator: " ")
+    }
+
+    private static func isPlain(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar {
+        case "a"..."z", "A"..."Z", "0"..."9", "-", "_", ".", "/", ":", "=", ",", "+", "@", "%", "^": true
+        default: false
+        }
+    }
 }
