@@ -173,7 +173,7 @@ public final class Companion {
             if case .success(let bytes) = result,
                 let list = try? JSONDecoder().decode(Reply<SoundscapeList>.self, from: Data(bytes)).parameters
             {
-                order = list.soundscapes.map(\.id)
+                order = list.soundscapes.filter { $0.unplayable == nil }.map(\.id)
                 var next = model
                 next.titles = Dictionary(list.soundscapes.map { ($0.id, $0.title) }, uniquingKeysWith: { first, _ in first })
                 publish(next)
@@ -302,6 +302,8 @@ private struct SoundscapeList: Decodable {
     struct Item: Decodable {
         var id: String
         var title: String
+        /// Why the file cannot play (nil: it can); Next and Previous pass it by.
+        var unplayable: String?
     }
 
     var soundscapes: [Item]

@@ -98,6 +98,10 @@ public struct SoundscapeCatalog: Sendable {
     }
 
     private mutating func insert(_ entry: SoundscapeEntry) {
+        var entry = entry
+        let start = FileSystem.prefix(of: entry.path, count: OpusHeader.prefixLength)
+        entry.unplayable = start.map(OpusHeader.problem) ?? (FileSystem.exists(entry.path) ? "it cannot be read" : "the file is missing")
+        if let why = entry.unplayable { problems.append("\(entry.path): cannot play: \(why)") }
         if let index = entries.firstIndex(where: { $0.id == entry.id }) {
             entries[index] = entry
         } else {

@@ -17,12 +17,17 @@ public struct SoundscapeEntry: Sendable, Equatable, Codable {
     /// Linear level trim (0 < gain ≤ 1) that evens out loudness between loops.
     public var gain: Float
     public var origin: Origin
+    /// Why the file cannot play, as its first bytes show (`OpusHeader`: a text file named
+    /// `.opus`, an Ogg Vorbis file); nil when it begins as an Ogg Opus stream. Still listed,
+    /// marked, so `list` says what is wrong with a file the user dropped in; `play` refuses it.
+    public var unplayable: String?
 
-    public init(id: SoundscapeID, title: String, path: String, gain: Float, origin: Origin) {
+    public init(id: SoundscapeID, title: String, path: String, gain: Float, origin: Origin, unplayable: String? = nil) {
         self.id = id
         self.title = title
         self.path = path
         self.gain = gain
         self.origin = origin
+        self.unplayable = unplayable
     }
 }

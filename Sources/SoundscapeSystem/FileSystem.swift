@@ -29,6 +29,20 @@ public enum FileSystem {
         }
     }
 
+    /// The file's first `count` bytes (fewer if it is shorter), or nil if it cannot be
+    /// opened as a regular file or read.
+    public static func prefix(of path: String, count: Int) -> [UInt8]? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
+        var bytes = [UInt8](repeating: 0, count: count)
+        let got = bytes.withUnsafeMutableBytes { read(descriptor, into: $0, at: 0) }
+        guard got >= 0 else { return nil }
+        return Array(bytes.prefix(got))
+    }
+
     /// The file as UTF-8 text, or nil if it cannot be read or is not UTF-8.
     public static func text(of path: String) -> String? {
         contents(of: path).flatMap { String(validating: $0, as: UTF8.self) }

@@ -60,7 +60,7 @@ enum Completion {
 
     /// `play <TAB>`: the soundscape ids the running daemon offers; nothing when none answers.
     static func soundscapeIDs(completing words: [String]) async -> [String] {
-        await ask(words, { try await $0.soundscapes().soundscapes.map(\.id) }) ?? []
+        await ask(words, { try await $0.soundscapes().soundscapes.filter { $0.unplayable == nil }.map(\.id) }) ?? []
     }
 
     /// `body`'s answer from the daemon the command line names, or nil when it does

@@ -264,6 +264,8 @@ struct SoundscapeListReply: Decodable, Sendable {
         let origin: String
         let path: String
         let isDefault: Bool
+        /// Why the file cannot play; nil when it can (and from a daemon before 0.3.1).
+        let unplayable: String?
     }
 
     let soundscapes: [Item]

@@ -52,7 +52,14 @@ enum Output {
             let marker = item.id == current.rawValue ? "*" : " "
             var notes = [item.origin]
             if item.isDefault { notes.append("default") }
+            if let why = item.unplayable { notes.append("UNPLAYABLE: \(why): \(item.path)") }
             print("\(marker) \(item.id.padded(to: width))\(item.title)  (\(notes.joined(separator: ", ")))")
+        }
+        let unplayable = list.soundscapes.filter { $0.unplayable != nil }.count
+        if unplayable > 0 {
+            writeStderr(
+                "soundscapectl: \(unplayable) file\(unplayable == 1 ? "" : "s") above cannot play; "
+                    + "replace \(unplayable == 1 ? "it" : "them") with Ogg Opus (opusenc makes it).\n")
         }
     }
 

@@ -62,6 +62,15 @@ struct PersistenceTests {
             try daemon.start(arguments: ["--soundscapes-dir", extra.path])
             try daemon.must("play", "wind")
             let events = try daemon.followEvents()
+            // `list` says which file cannot play, and why, before any play is tried (issue 37).
+            let list = try daemon.must("list")
+            let garbage = try #require(list.stdout.split(separator: "\n").first { $0.contains(" garbage ") }, "\(list.stdout)")
+            #expect(garbage.contains("UNPLAYABLE: not an Ogg Opus file"), "\(garbage)")
+            let ghost = try #require(list.stdout.split(separator: "\n").first { $0.contains(" ghost ") }, "\(list.stdout)")
+            #expect(ghost.contains("UNPLAYABLE: the file is missing"), "\(ghost)")
+            #expect(list.stderr.contains("2 files above cannot play"), "\(list.stderr)")
+            // A file cut short after its first page is found by the decoder, at play, as before.
+            #expect(list.stdout.split(separator: "\n").filter { $0.contains("UNPLAYABLE") }.count == 2, "\(list.stdout)")
 
             for (id, words) in [("garbage", "not an Ogg Opus file"), ("cut", "truncated"), ("ghost", "missing")] {
                 let result = try daemon.ctl("play", id)

@@ -17,15 +17,26 @@ final class TemporaryTree {
     }
 
     /// Creates `directory` under the root with the given files (name → contents) and returns its path.
+    /// A `.opus` file's contents follow an Ogg Opus stream's first page (`opusStart`), so the
+    /// scan takes it as playable; `raw` files are written exactly as given.
     @discardableResult
-    func directory(_ name: String, files: [String: String] = [:]) throws -> String {
+    func directory(_ name: String, files: [String: String] = [:], raw: [String: [UInt8]] = [:]) throws -> String {
         let path = root + "/" + name
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         for (file, contents) in files {
-            try Data(contents.utf8).write(to: URL(fileURLWithPath: path + "/" + file))
+            let bytes = (file.hasSuffix(".opus") ? Self.opusStart : []) + Array(contents.utf8)
+            try Data(bytes).write(to: URL(fileURLWithPath: path + "/" + file))
+        }
+        for (file, bytes) in raw {
+            try Data(bytes).write(to: URL(fileURLWithPath: path + "/" + file))
         }
         return path
     }
+
+    /// An Ogg page (one segment of 19 bytes) holding an OpusHead packet, version 1, stereo.
+    static let opusStart: [UInt8] =
+        Array("OggS".utf8) + [0, 2] + [UInt8](repeating: 0, count: 8) + [1, 0, 0, 0] + [0, 0, 0, 0] + [0, 0, 0, 0] + [1, 19]
+        + Array("OpusHead".utf8) + [1, 2, 0x38, 0x01, 0x80, 0xBB, 0, 0, 0, 0, 0]
 }
 
 func id(_ text: String) -> SoundscapeID { SoundscapeID(text)! }
@@ -96,6 +107,7 @@ let builtinFiles = [
         #expect(catalog.defaultID == id("ocean-waves"))
         #expect(catalog.entries.map(\.id) == ["ocean-waves", "rain", "brown-noise", "wind"].map(id))
         #expect(catalog.entries.allSatisfy { FileManager.default.fileExists(atPath: $0.path) })
+        for entry in catalog.entries { #expect(entry.unplayable == nil, "\(entry.path): \(entry.unplayable ?? "")") }
     }
 
     @Test func invalidManifestEntriesAreReportedAndSkipped() throws {
@@ -332,5 +344,23 @@ let builtinFiles = [
         #expect(locations.builtin?.hasSuffix("/prefix/share/soundscaped/soundscapes") == true)
         #expect(locations.extra == ["/x"])
         #expect(locations.user == "/home/u/.local/share/soundscaped/soundscapes")
+    }
+
+    /// Issue 37: a text file named `.opus` was listed as a soundscape; only `play` refused it.
+    @Test func aFileThatIsNotOggOpusIsListedAsUnplayableWithWhy() throws {
+        let tree = try TemporaryTree()
+        let vorbis = Array("OggS".utf8) + [0, 2] + [UInt8](repeating: 0, count: 20) + [1, 30] + [1] + Array("vorbis".utf8)
+            + [UInt8](repeating: 0, count: 23)
+        let user = try tree.directory(
+            "user", files: ["fine.opus": "x"],
+            raw: ["broken.opus": Array("just text\n".utf8), "vorbis.opus": vorbis, "empty.opus": [],
+                "short.opus": Array(TemporaryTree.opusStart.prefix(30))])
+        let catalog = SoundscapeCatalog.scan(.init(builtin: nil, extra: [], user: user))
+        let why = Dictionary(uniqueKeysWithValues: catalog.entries.map { ($0.id.rawValue, $0.unplayable) })
+        #expect(why["fine"] == .some(nil))
+        #expect(why["broken"] == "not an Ogg Opus file (it does not start with an Ogg page)")
+        #expect(why["vorbis"] == "an Ogg Vorbis file, not Opus (convert it with opusenc)")
+        #expect(why["empty"] == "the file is empty")
+        #expect(why["short"] == "its first Ogg page is cut short")
     }
 }

@@ -130,6 +130,7 @@ struct SoundscapeInfo: Encodable, Sendable {
     let path: String
     let gain: Float
     let isDefault: Bool
+    let unplayable: String?
 
     init(entry: SoundscapeEntry, isDefault: Bool) {
         id = entry.id.rawValue
@@ -138,6 +139,7 @@ struct SoundscapeInfo: Encodable, Sendable {
         path = entry.path
         gain = entry.gain
         self.isDefault = isDefault
+        unplayable = entry.unplayable
     }
 }
 

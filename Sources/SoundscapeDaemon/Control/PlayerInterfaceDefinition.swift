@@ -132,13 +132,15 @@ enum PlayerInterfaceDefinition {
           \(fields(eventFields + statusFields))
         )
 
+        # unplayable: why the file cannot play (not an Ogg Opus stream); absent when it can.
         type Soundscape (
           id: string,
           title: string,
           origin: (builtin, extra, user),
           path: string,
           gain: float,
-          isDefault: bool
+          isDefault: bool,
+          unplayable: ?string
         )
 
         # Plays the soundscape (default: the current one), switching with a
