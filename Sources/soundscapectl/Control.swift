@@ -52,12 +52,7 @@ struct Control {
     static func session(
         _ options: ConnectionOptions, for command: any ParsableCommand.Type, _ body: (Control) async throws -> Void
     ) async throws {
-        let environment = ProcessInfo.processInfo.environment
-        guard let path = DaemonPaths.socket(explicit: options.socket, environment: environment) else {
-            fail(
-                "cannot find the daemon: XDG_RUNTIME_DIR is not set; pass --socket PATH or set SOUNDSCAPED_SOCKET",
-                status: 2)
-        }
+        let path = socketPath(options)
         for attempt in 1...(Bound.restarts + 1) {
             let client: VarlinkClient
             do {
@@ -95,6 +90,17 @@ struct Control {
                 fail("lost the connection to soundscaped: \(error)", status: 2)
             }
         }
+    }
+
+    /// The daemon's socket: `--socket`, else `$SOUNDSCAPED_SOCKET`, else the default; exit
+    /// status 2 when there is none.
+    static func socketPath(_ options: ConnectionOptions) -> String {
+        guard let path = DaemonPaths.socket(explicit: options.socket, environment: ProcessInfo.processInfo.environment) else {
+            fail(
+                "cannot find the daemon: XDG_RUNTIME_DIR is not set; pass --socket PATH or set SOUNDSCAPED_SOCKET",
+                status: 2)
+        }
+        return path
     }
 
     static func fail(_ message: String, status: Int32) -> Never {

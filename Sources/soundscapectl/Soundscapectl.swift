@@ -1,5 +1,6 @@
 import ArgumentParser
 import SoundscapeCore
+import Varlink
 
 @main
 struct Soundscapectl: AsyncParsableCommand {
@@ -204,23 +205,48 @@ struct List: AsyncParsableCommand {
 
 struct Events: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Follow events as they happen (until interrupted).",
-        discussion: "The first line is a snapshot of the current state (reason \"snapshot\").")
+        abstract: "Follow events as they happen, across restarts of the daemon (until interrupted).",
+        discussion: """
+            The first line is a snapshot of the current state (reason "snapshot"). When the daemon goes away \
+            (a restart, a crash), soundscapectl says so once on stderr and waits for it, as journalctl -f \
+            waits for more journal: it tries again after 0.1 s, then less often, every 2 s at most (under \
+            systemd the first try starts the daemon: the socket is systemd's). When one answers, \
+            "reconnected: soundscaped VERSION, state STATE" goes to stderr and the lines go on from that \
+            daemon's snapshot (its seq starts again). With --no-follow it ends instead, exit status 2. \
+            When no daemon answers at the start it ends at once (exit status 2), as every command does.
+            """)
     @OptionGroup var connection: ConnectionOptions
     @Flag(help: "One JSON object per line, exactly as the daemon sends it.") var json = false
+    @Flag(name: .customLong("no-follow"), help: "End when the daemon goes away (exit status 2) instead of waiting for it.")
+    var noFollow = false
 
     func run() async throws {
-        try await Control.session(connection, for: Self.self) { control in
-            try await control.followEvents { reply in
-                if json {
-                    print(reply["event"].map(Output.json) ?? "null")
-                } else {
-                    Output.describe(event: try Output.decodeEvent(reply))
-                }
-                fflushStdout()
+        let json = json
+        let show: ([String: JSONValue]) throws -> Void = { reply in
+            if json {
+                print(reply["event"].map(Output.json) ?? "null")
+            } else {
+                Output.describe(event: try Output.decodeEvent(reply))
             }
-            throw ControlFailure(message: "the daemon closed the event stream")
+            fflushStdout()
         }
+        // The first subscription is any command's call: what keeps it from its snapshot ends
+        // the command with its exit status. What ends it later is followed (`Following`).
+        var streamed = false
+        var ended: (any Error)?
+        try await Control.session(connection, for: Self.self) { control in
+            do {
+                try await control.followEvents { reply in
+                    streamed = true
+                    try show(reply)
+                }
+            } catch {
+                guard streamed, !noFollow else { throw error }
+                ended = error
+            }
+            if noFollow { Control.fail("soundscaped closed the event stream", status: 2) }
+        }
+        await Following.reconnect(to: Control.socketPath(connection), after: ended, show)
     }
 }
 
