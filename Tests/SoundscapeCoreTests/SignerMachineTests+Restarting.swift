@@ -139,7 +139,10 @@ extension SignerMachineTests {
         #expect(
             fifth == [
                 .emit(.signerExited, message: Self.crashed),
-                .emit(.signerFailed, message: "5 failures in a row (the last: exited with status 1): signer-crash-limit reached; not restarting until the next play"),
+                .emit(
+                    .signerFailed,
+                    message: "5 failures in a row (the last: exited with status 1): "
+                        + "signer-crash-limit reached; not restarting until the next play"),
             ])
         #expect(driver.status == SignerStatus(state: .failed, pid: nil, restarts: 4, lastExit: Self.crashed))
 
@@ -209,7 +212,8 @@ extension SignerMachineTests {
                 .emit(.signerExited, message: message),
                 .emit(
                     .signerFailed,
-                    message: "4 failures in a row (the last: could not start: No such file or directory): signer-crash-limit reached; not restarting until the next play"),
+                    message: "4 failures in a row (the last: could not start: No such file or directory): "
+                        + "signer-crash-limit reached; not restarting until the next play"),
             ])
         #expect(driver.status.state == .failed)
     }

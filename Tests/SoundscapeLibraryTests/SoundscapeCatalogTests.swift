@@ -349,12 +349,15 @@ let builtinFiles = [
     /// Issue 37: a text file named `.opus` was listed as a soundscape; only `play` refused it.
     @Test func aFileThatIsNotOggOpusIsListedAsUnplayableWithWhy() throws {
         let tree = try TemporaryTree()
-        let vorbis = Array("OggS".utf8) + [0, 2] + [UInt8](repeating: 0, count: 20) + [1, 30] + [1] + Array("vorbis".utf8)
+        let vorbis =
+            Array("OggS".utf8) + [0, 2] + [UInt8](repeating: 0, count: 20) + [1, 30] + [1] + Array("vorbis".utf8)
             + [UInt8](repeating: 0, count: 23)
         let user = try tree.directory(
             "user", files: ["fine.opus": "x"],
-            raw: ["broken.opus": Array("just text\n".utf8), "vorbis.opus": vorbis, "empty.opus": [],
-                "short.opus": Array(TemporaryTree.opusStart.prefix(30))])
+            raw: [
+                "broken.opus": Array("just text\n".utf8), "vorbis.opus": vorbis, "empty.opus": [],
+                "short.opus": Array(TemporaryTree.opusStart.prefix(30)),
+            ])
         let catalog = SoundscapeCatalog.scan(.init(builtin: nil, extra: [], user: user))
         let why = Dictionary(uniqueKeysWithValues: catalog.entries.map { ($0.id.rawValue, $0.unplayable) })
         #expect(why["fine"] == .some(nil))

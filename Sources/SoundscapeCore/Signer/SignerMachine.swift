@@ -344,7 +344,8 @@ public struct SignerMachine: Sendable {
                 .emit(
                     .signerFailed,
                     message:
-                        "\(consecutiveFailures) failures in a row\(last): \(Settings.signerCrashLimit.key) reached; not restarting until the next play")
+                        "\(consecutiveFailures) failures in a row\(last): \(Settings.signerCrashLimit.key) reached; not restarting until the next play"
+                )
             ]
         }
         let delay = backoff.next()
