@@ -12,6 +12,11 @@ out=$(in_user_manager systemd-analyze --user verify /usr/lib/systemd/user/sounds
       /usr/lib/systemd/user/soundscaped.service /usr/lib/systemd/user/soundscaped-desktop.service 2>&1) \
     || die "systemd-analyze --user verify failed: $out"
 [ -z "$out" ] || die "systemd-analyze --user verify complains: $out"
+# Each unit names its man pages, which `systemctl --user help UNIT` opens.
+for unit in soundscaped.socket soundscaped.service soundscaped-desktop.service; do
+    docs=$(systemctl_user show -p Documentation --value "$unit")
+    case "$docs" in *man:soundscaped*) ;; *) die "$unit names no man page in Documentation=: $docs" ;; esac
+done
 systemctl_user daemon-reload
 [ "$(systemctl_user is-enabled soundscaped.socket)" = enabled ] || die "soundscaped.socket is not enabled"
 systemctl_user start soundscaped.socket
