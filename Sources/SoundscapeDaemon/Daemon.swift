@@ -190,7 +190,7 @@ public enum Daemon {
                     logger.warning("cannot create the lock file \(path); another daemon could use the same files")
                 }
             } catch {
-                logger.critical("\(error)")
+                // Said once, by the error's "Error: soundscaped is already running (pid N, …)".
                 throw ConfigurationError("soundscaped is \(error)")
             }
         }

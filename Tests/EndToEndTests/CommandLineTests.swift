@@ -131,6 +131,25 @@ struct CommandLineTests {
         }
     }
 
+    @Test("a second soundscaped on the same socket says 'already running' once, naming the first")
+    func alreadyRunningSaidOnce() throws {
+        try PipeWireGraph.withGraph { graph in
+            try graph.createNullSink(name: "speaker")
+            let daemon = try Soundscaped(graph: graph)
+            let first = try daemon.start()
+            let second = try graph.run(
+                [
+                    try ProductLocator.soundscaped().path, "--socket", daemon.socket,
+                    "--state-dir", graph.directory.appendingPathComponent("second-state").path,
+                ], timeout: .seconds(10))
+            #expect(second.status == 1, "\(second)")
+            let output = second.stdout + second.stderr
+            #expect(output.components(separatedBy: "already running").count - 1 == 1, "said more than once: \(second)")
+            #expect(second.stderr.contains("already running (pid \(first.pid)"), "\(second)")
+            #expect(first.isRunning)
+        }
+    }
+
     @Test("soundscaped run by hand: an unknown flag shows the real usage, and --print-settings says where a default comes from")
     func daemonUsageAndDefaults() throws {
         let daemon = try ProductLocator.soundscaped().path

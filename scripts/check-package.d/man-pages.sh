@@ -35,6 +35,25 @@ for command in soundscaped soundscaped-desktop soundscapectl; do
 done
 grep -q -- "--setting" <<< "$(MANWIDTH=200 man -l /usr/share/man/man1/soundscaped.1.gz 2>/dev/null | sed -n '/^SYNOPSIS/,/^DESCRIPTION/p')" \
     || die "soundscaped(1)'s synopsis does not show the setting flags"
+# soundscapectl(1) lists --socket, --version and --help once, as the command's options, not
+# again under each subcommand (scripts/install drops those entries: the page says once that
+# --socket may stand after the subcommand); its EXIT STATUS is the statuses `soundscapectl
+# --help` lists after "Exit status:" (64 among them), not the generic "exits 0 on success".
+page=/usr/share/man/man1/soundscapectl.1.gz
+rendered=$(LC_ALL=C.UTF-8 MANWIDTH=1000 man -l "$page" 2>/dev/null)
+for entry in "--socket path" "--version" "-h, --help"; do
+    count=$(grep -cxE "[[:space:]]+$entry" <<< "$rendered" || true)
+    [ "$count" = 1 ] || die "soundscapectl(1) lists '$entry' $count times, not once (the subcommands' entries are back?)"
+done
+statuses=$(/usr/bin/soundscapectl --help | tr '\n' ' ' | sed -e 's/^.*Exit status: //' -e 's/\..*$//' | tr ';' '\n' \
+    | sed -n 's/^ *\([0-9][0-9]*\) .*$/\1/p')
+grep -qx 64 <<< "$statuses" || die "soundscapectl --help's exit statuses lack 64: $statuses"
+exits=$(sed -n '/^EXIT STATUS/,/^[A-Z]/p' <<< "$rendered")
+for status in $statuses; do
+    grep -qE "^[[:space:]]+${status}[[:space:]]" <<< "$exits" \
+        || die "soundscapectl(1)'s EXIT STATUS does not list $status, which --help does: $exits"
+done
+! grep -q "exits 0 on success" <<< "$rendered" || die "soundscapectl(1) has the generic EXIT STATUS: $exits"
 
 # The pages scripts/install generates from a command's help, against that help.
 (
