@@ -28,7 +28,7 @@ import Testing
     /// The delay of each `signerRestarting` a signer that exits 0.1 s after every start gets.
     static func machineDelays(count: Int) throws -> [Duration] {
         var driver = SignerDriver(SignerDriver.configuration(crashLoopLimit: 0))
-        driver.send(.setWanted(true))
+        driver.send(.session(true))
         var delays: [Duration] = []
         for index in 0..<count {
             let actions = driver.spawnAndCrash(pid: Int32(100 + index))
@@ -55,7 +55,7 @@ import Testing
     /// restarts the doubling only after the signer failed.
     @Test func aPlayWhileTheSignerWaitsKeepsItsBackoff() throws {
         var driver = SignerDriver(SignerDriver.configuration(crashLoopLimit: 0))
-        driver.send(.setWanted(true))
+        driver.send(.session(true))
         let first = driver.spawnAndCrash(pid: 100)
         let restartAt = try #require(first.ticks.first)
         #expect(restartAt - driver.now == .seconds(1))

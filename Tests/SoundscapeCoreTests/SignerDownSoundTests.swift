@@ -12,8 +12,8 @@ import Testing
         sinks: [.init(name: speaker, isCallRoute: false)], defaultSink: speaker,
         communicationStreams: ["Linphone (Communication)"])
 
-    static func down(_ reason: String? = "failed") -> PlayerMachine.Input { .signerAvailability(down: true, reason: reason) }
-    static let up = PlayerMachine.Input.signerAvailability(down: false, reason: nil)
+    static func down(_ reason: String = "failed") -> PlayerMachine.Input { .signer(.down(reason: reason)) }
+    static let up = PlayerMachine.Input.signer(.up)
     static let interruptedForSigner = PlayerMachine.Action.emit(
         .interrupted, message: "the signer is down (failed); the signer-down cue plays instead", cause: "signerDown")
 

@@ -24,9 +24,9 @@ import SoundscapeCore
     }
 
     static func down(_ reason: String) -> [SignerMachine.Action] {
-        [.availability(down: true, reason: reason), .emit(.signerDown, message: reason)]
+        [.availability(.down(reason: reason)), .emit(.signerDown, message: reason)]
     }
-    static let restored: [SignerMachine.Action] = [.availability(down: false, reason: nil), .emit(.signerRestored, message: nil)]
+    static let restored: [SignerMachine.Action] = [.availability(.up), .emit(.signerRestored, message: nil)]
 
     static func verdict(_ actions: [SignerMachine.Action]) -> [SignerMachine.Action] {
         actions.filter {
@@ -40,7 +40,7 @@ import SoundscapeCore
     @Test func aSignerThatComesUpWithinTheGraceIsNeverDown() {
         var driver = Self.driver()
         let wantedAt = driver.now
-        #expect(driver.send(.setWanted(true)) == [.spawn, .scheduleTick(at: wantedAt + .seconds(10))])
+        #expect(driver.send(.session(true)) == [.spawn, .scheduleTick(at: wantedAt + .seconds(10))])
         #expect(driver.send(.spawned(pid: 1), after: .seconds(9)) == [.emit(.signerStarted, message: "pid 1")])
         #expect(driver.send(.tick, at: wantedAt + .seconds(10)) == [])
         #expect(!driver.machine.isDown)
@@ -49,7 +49,7 @@ import SoundscapeCore
     @Test func aSlowStartIsDownAfterTheGraceAndRestoredOnceReadyForAGrace() {
         var driver = Self.driver(type: .notify)
         let wantedAt = driver.now
-        driver.send(.setWanted(true))
+        driver.send(.session(true))
         driver.send(.spawned(pid: 1), after: .seconds(1))
         #expect(driver.send(.tick, at: wantedAt + .milliseconds(9999)) == [])
         #expect(driver.send(.tick, at: wantedAt + .seconds(10)) == Self.down("not running and ready for 10 s"))
@@ -68,7 +68,7 @@ import SoundscapeCore
 
     @Test func aCrashBackWithinTheGraceDoesNotFlap() throws {
         var driver = Self.driver()
-        driver.send(.setWanted(true))
+        driver.send(.session(true))
         driver.send(.spawned(pid: 1))
         let crashAt = driver.now + .seconds(60)
         let exit = driver.send(.exited(.exited(code: 1)), at: crashAt)
@@ -81,7 +81,7 @@ import SoundscapeCore
 
     @Test func aCrashLoopIsDownOnceAndRestoredOnlyByAnInstanceThatStaysUpForAGrace() throws {
         var driver = Self.driver(crashLoopLimit: 0)
-        driver.send(.setWanted(true))
+        driver.send(.session(true))
         driver.send(.spawned(pid: 1))
         let firstCrash = driver.now + .seconds(60)
         var actions = driver.send(.exited(.exited(code: 1)), at: firstCrash)
@@ -105,7 +105,7 @@ import SoundscapeCore
 
     @Test func failedIsDownAtOnce() throws {
         var driver = Self.driver(grace: .seconds(3600), crashLoopLimit: 2)
-        driver.send(.setWanted(true))
+        driver.send(.session(true))
         let first = driver.spawnAndCrash(pid: 1)
         driver.send(.tick, at: try #require(first.ticks.min()))
         let second = driver.spawnAndCrash(pid: 2)
@@ -120,7 +120,7 @@ import SoundscapeCore
 
     @Test func hungIsDownAtOnceAndRestoredOnceTheRestartStaysUp() throws {
         var driver = Self.driver(grace: .seconds(3), liveness: .seconds(5))
-        driver.send(.setWanted(true))
+        driver.send(.session(true))
         driver.send(.spawned(pid: 1))
         let hung = driver.send(.tick, after: .seconds(5))
         #expect(Self.verdict(hung) == Self.down("hung"))
@@ -132,7 +132,7 @@ import SoundscapeCore
 
     @Test func withAHealthCommandOnlyAPassingProbeEndsDown() throws {
         var driver = Self.driver(health: true)
-        driver.send(.setWanted(true))
+        driver.send(.session(true))
         driver.send(.spawned(pid: 1))
         #expect(driver.send(.tick, after: .seconds(10)).contains(.probe(timeout: .seconds(5))))
         let unhealthy = driver.send(SignerHealthTests.fail, after: .seconds(1))
@@ -150,7 +150,7 @@ import SoundscapeCore
     @Test func withAHealthCommandACrashLoopNeedsAPassToo() throws {
         var driver = Self.driver(health: true, crashLoopLimit: 0)
         let wantedAt = driver.now
-        driver.send(.setWanted(true))
+        driver.send(.session(true))
         // Three failed starts (1 s, 2 s and 4 s of backoff), the fourth start still under way at the grace.
         for (failAt, retryAt) in [(0, 1), (1, 3), (3, 7)] as [(Int64, Int64)] {
             #expect(Self.verdict(driver.send(.spawnFailed("boom"), at: wantedAt + .seconds(failAt))) == [])
@@ -165,11 +165,11 @@ import SoundscapeCore
 
     @Test func nobodyWantingTheSignerEndsTheVerdictQuietly() {
         var driver = Self.driver(liveness: .seconds(5))
-        driver.send(.setWanted(true))
+        driver.send(.session(true))
         driver.send(.spawned(pid: 1))
         driver.send(.tick, after: .seconds(5))
         #expect(driver.machine.isDown)
-        #expect(Self.verdict(driver.send(.setWanted(false))) == [.availability(down: false, reason: nil)])
+        #expect(Self.verdict(driver.send(.session(false))) == [.availability(.up)])
         #expect(!driver.machine.isDown)
         #expect(Self.verdict(driver.send(.exited(.signaled(15)), after: .seconds(1))) == [])
         // A stopped signer is never down, however long.

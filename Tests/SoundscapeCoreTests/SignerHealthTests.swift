@@ -26,7 +26,7 @@ import SoundscapeCore
     /// Wanted and spawned; its first probe is due one interval later.
     static func running(_ configuration: SignerMachine.Configuration = configuration()) -> (SignerDriver, ContinuousClock.Instant) {
         var driver = D(configuration)
-        driver.send(.setWanted(true))
+        driver.send(.session(true))
         let upAt = driver.now
         let actions = driver.send(.spawned(pid: 10))
         precondition(actions == [.emit(.signerStarted, message: "pid 10"), .scheduleTick(at: upAt + .seconds(10))])
@@ -214,7 +214,7 @@ import SoundscapeCore
         Self.probe(&driver)
         driver.send(Self.fail, after: .seconds(1))
         #expect(driver.status.health == .unhealthy)
-        driver.send(.setWanted(false))
+        driver.send(.session(false))
         driver.send(.exited(.signaled(15)))
         #expect(driver.status.health == .unknown)
     }

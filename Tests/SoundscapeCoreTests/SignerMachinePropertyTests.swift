@@ -27,7 +27,7 @@ import SoundscapeCore
     static func input(_ world: inout World, using generator: inout SplitMix64) -> SignerMachine.Input {
         while true {
             switch Int.random(in: 0..<15, using: &generator) {
-            case 0, 1: return .setWanted(Bool.random(using: &generator))
+            case 0, 1: return .session(Bool.random(using: &generator))
             case 2: return .resetFailure
             case 3, 4:
                 guard world.spawnPending else { continue }
@@ -77,7 +77,7 @@ import SoundscapeCore
             // What the input itself means for the outside world.
             var sessionStarted = false
             switch input {
-            case .setWanted(let value):
+            case .session(let value):
                 sessionStarted = value && !world.wanted
                 world.wanted = value
             case .resetFailure:
@@ -120,7 +120,8 @@ import SoundscapeCore
                 case .cancelProbe:
                     // The probe runs on until its (stale) result comes back: one at a time still.
                     if !world.probing { problems.append("a cancel without a probe running") }
-                case .availability(let down, _):
+                case .availability(let availability):
+                    let down = availability != .up
                     if down == world.down { problems.append("availability repeated (down \(down))") }
                     if down, !world.wanted { problems.append("down while not wanted") }
                     if down, !actions.reasons.contains(.signerDown) { problems.append("down without signerDown") }

@@ -34,7 +34,7 @@ extension SignerMachineTests {
         configuration.startGrace = D.lifecycleGrace
         #expect(configuration.crashLoopLimit == 0)
         var driver = D(configuration)
-        driver.send(.setWanted(true))
+        driver.send(.session(true))
         for index in 0..<50 {
             let actions = driver.spawnAndCrash(pid: Int32(300 + index))
             #expect(!actions.contains { if case .emit(.signerFailed, _) = $0 { true } else { false } }, "\(actions)")
@@ -50,7 +50,7 @@ extension SignerMachineTests {
 
     @Test func quickCrashesBackOffExponentiallyUpToTheCap() {
         var driver = D(D.configuration(crashLoopLimit: 100))
-        driver.send(.setWanted(true))
+        driver.send(.session(true))
         let expected: [Int64] = [1, 2, 4, 8, 16, 32, 60, 60, 60, 60]
         for (index, seconds) in expected.enumerated() {
             let actions = driver.spawnAndCrash(pid: Int32(200 + index))
@@ -72,7 +72,7 @@ extension SignerMachineTests {
         configuration.backoffInitial = .milliseconds(250)
         configuration.backoffMaximum = .seconds(1)
         var driver = D(configuration)
-        driver.send(.setWanted(true))
+        driver.send(.session(true))
         var delays: [Duration] = []
         for index in 0..<5 {
             let actions = driver.spawnAndCrash(pid: Int32(index + 1))
@@ -85,7 +85,7 @@ extension SignerMachineTests {
 
     @Test func stableInstanceResetsBackoffAndCrashLoopCount() {
         var driver = D(D.configuration(crashLoopLimit: 5))
-        driver.send(.setWanted(true))
+        driver.send(.session(true))
         // Four quick failures: one short of giving up, the backoff at 8 s.
         for (index, seconds) in [1, 2, 4, 8].enumerated() {
             let actions = driver.spawnAndCrash(pid: Int32(index + 1))
@@ -119,7 +119,7 @@ extension SignerMachineTests {
 
     @Test func anInstanceJustShortOfStableStillBacksOff() throws {
         var driver = D(D.configuration(crashLoopLimit: 100))
-        driver.send(.setWanted(true))
+        driver.send(.session(true))
         let first = driver.spawnAndCrash(pid: 1)
         driver.send(.tick, at: try #require(first.ticks.first))
         let second = driver.spawnAndCrash(pid: 2, uptime: .seconds(30) - .milliseconds(1))
@@ -129,7 +129,7 @@ extension SignerMachineTests {
 
     @Test func crashLoopGivesUpUntilTheNextSession() throws {
         var driver = D(D.configuration(crashLoopLimit: 5))
-        driver.send(.setWanted(true))
+        driver.send(.session(true))
         for index in 0..<4 {
             let actions = driver.spawnAndCrash(pid: Int32(index + 1))
             #expect(actions.reasons == [.signerExited, .signerRestarting])
@@ -150,13 +150,13 @@ extension SignerMachineTests {
         #expect(driver.send(.tick, after: .seconds(1)) == [])
         #expect(driver.send(.tick, after: .seconds(3600)) == [])
         #expect(driver.send(.heartbeat) == [])
-        #expect(driver.send(.setWanted(true)) == [])
+        #expect(driver.send(.session(true)) == [])
         #expect(driver.status.state == .failed)
 
         // Stop, then play: a new session with fresh counters.
-        #expect(driver.send(.setWanted(false)) == [])
+        #expect(driver.send(.session(false)) == [])
         #expect(driver.status == SignerStatus(state: .stopped, pid: nil, restarts: 4, lastExit: Self.crashed))
-        #expect(driver.send(.setWanted(true)) == [.spawn])
+        #expect(driver.send(.session(true)) == [.spawn])
         #expect(driver.status == SignerStatus(state: .starting, pid: nil, restarts: 0, lastExit: Self.crashed))
         // Backoff and crash-loop count start afresh too.
         let again = driver.spawnAndCrash(pid: 6)
@@ -166,7 +166,7 @@ extension SignerMachineTests {
 
     @Test func resetFailureGivesAFailedSignerAFreshStart() {
         var driver = D(D.configuration(crashLoopLimit: 3))
-        driver.send(.setWanted(true))
+        driver.send(.session(true))
         for index in 0..<3 {
             let actions = driver.spawnAndCrash(pid: Int32(index + 1))
             if let at = actions.ticks.first { driver.send(.tick, at: at) }
@@ -194,7 +194,7 @@ extension SignerMachineTests {
 
     @Test func spawnFailureCountsAsAFailureAndBacksOff() {
         var driver = D(D.configuration(crashLoopLimit: 4))
-        driver.send(.setWanted(true))
+        driver.send(.session(true))
         let message = "could not start: No such file or directory"
         for (index, seconds) in [1, 2, 4].enumerated() {
             let actions = driver.send(.spawnFailed("No such file or directory"), after: .milliseconds(3))

@@ -13,7 +13,7 @@ import SoundscapeCore
         var driver = D()
         let idle = SignerStatus(state: .stopped, pid: nil, restarts: 0, lastExit: nil)
         #expect(driver.status == idle)
-        #expect(driver.send(.setWanted(false)) == [])
+        #expect(driver.send(.session(false)) == [])
         #expect(driver.send(.tick, after: .seconds(100)) == [])
         #expect(driver.send(.heartbeat, after: .seconds(1)) == [])
         #expect(driver.status == idle)
@@ -22,11 +22,11 @@ import SoundscapeCore
 
     @Test func wantedSignerIsSpawnedAndReportsItsPid() {
         var driver = D()
-        #expect(driver.send(.setWanted(true)) == [.spawn])
+        #expect(driver.send(.session(true)) == [.spawn])
         #expect(driver.machine.wanted)
         #expect(driver.status == SignerStatus(state: .starting, pid: nil, restarts: 0, lastExit: nil))
         // Asking again while it starts spawns nothing more.
-        #expect(driver.send(.setWanted(true)) == [])
+        #expect(driver.send(.session(true)) == [])
         #expect(driver.send(.tick, after: .seconds(10)) == [])
 
         #expect(driver.send(.spawned(pid: 4242), after: .milliseconds(20)) == [.emit(.signerStarted, message: "pid 4242")])
@@ -42,10 +42,10 @@ import SoundscapeCore
     @Test func stopTerminatesAndReportsStoppedWhenItExits() {
         var driver = D.running(pid: 7)
         let stopAt = driver.now
-        #expect(driver.send(.setWanted(false)) == [.terminate(.term), .scheduleTick(at: stopAt + .seconds(5))])
+        #expect(driver.send(.session(false)) == [.terminate(.term), .scheduleTick(at: stopAt + .seconds(5))])
         #expect(driver.status == SignerStatus(state: .stopping, pid: 7, restarts: 0, lastExit: nil))
         // Repeating the wish does not send a second SIGTERM.
-        #expect(driver.send(.setWanted(false)) == [])
+        #expect(driver.send(.session(false)) == [])
         #expect(driver.send(.tick, after: .seconds(1)) == [])
 
         #expect(
@@ -64,7 +64,7 @@ import SoundscapeCore
     @Test func stopEscalatesToKillAtTheDeadlineOnlyOnce() {
         var driver = D.running(pid: 7, D.configuration(stopTimeout: .seconds(2)))
         let stopAt = driver.now
-        #expect(driver.send(.setWanted(false)) == [.terminate(.term), .scheduleTick(at: stopAt + .seconds(2))])
+        #expect(driver.send(.session(false)) == [.terminate(.term), .scheduleTick(at: stopAt + .seconds(2))])
         #expect(driver.send(.tick, at: stopAt + .milliseconds(1999)) == [])
         #expect(driver.send(.tick, at: stopAt + .seconds(2)) == [.kill])
         #expect(driver.status == SignerStatus(state: .stopping, pid: 7, restarts: 0, lastExit: nil))
@@ -80,8 +80,8 @@ import SoundscapeCore
 
     @Test func stopWhileStartingTerminatesOnceItIsUp() {
         var driver = D()
-        driver.send(.setWanted(true))
-        #expect(driver.send(.setWanted(false), after: .milliseconds(1)) == [])
+        driver.send(.session(true))
+        #expect(driver.send(.session(false), after: .milliseconds(1)) == [])
         #expect(driver.status.state == .starting)
         let upAt = driver.now + .milliseconds(5)
         #expect(
@@ -97,8 +97,8 @@ import SoundscapeCore
 
     @Test func spawnFailureAfterStopIsReportedButNotRetried() {
         var driver = D()
-        driver.send(.setWanted(true))
-        driver.send(.setWanted(false))
+        driver.send(.session(true))
+        driver.send(.session(false))
         #expect(
             driver.send(.spawnFailed("No such file or directory"))
                 == [.emit(.signerExited, message: "could not start: No such file or directory")])
@@ -112,8 +112,8 @@ import SoundscapeCore
 
     @Test func playDuringStopSpawnsAgainAfterTheExit() {
         var driver = D.running(pid: 7)
-        driver.send(.setWanted(false))
-        #expect(driver.send(.setWanted(true), after: .milliseconds(100)) == [])
+        driver.send(.session(false))
+        #expect(driver.send(.session(true), after: .milliseconds(100)) == [])
         #expect(driver.status.state == .stopping)
         #expect(driver.status.pid == 7)
 
@@ -134,7 +134,7 @@ import SoundscapeCore
         let restartAt = try #require(actions.ticks.first)
         #expect(driver.status.state == .restarting)
 
-        #expect(driver.send(.setWanted(false), after: .milliseconds(200)) == [.emit(.signerStopped, message: nil)])
+        #expect(driver.send(.session(false), after: .milliseconds(200)) == [.emit(.signerStopped, message: nil)])
         #expect(driver.status == SignerStatus(state: .stopped, pid: nil, restarts: 1, lastExit: "exited with status 2"))
         // The restart tick that was already scheduled must not spawn anything.
         #expect(driver.send(.tick, at: restartAt) == [])
@@ -146,7 +146,7 @@ import SoundscapeCore
 
     @Test func silentSignerIsTreatedAsHungAndRestarted() {
         var driver = D(D.configuration(liveness: .seconds(10)))
-        driver.send(.setWanted(true))
+        driver.send(.session(true))
         let upAt = driver.now + .milliseconds(50)
         #expect(
             driver.send(.spawned(pid: 50), at: upAt)
@@ -187,7 +187,7 @@ import SoundscapeCore
 
     @Test func hungSignerThatIgnoresSIGTERMIsKilled() {
         var driver = D(D.configuration(stopTimeout: .seconds(3), liveness: .seconds(10)))
-        driver.send(.setWanted(true))
+        driver.send(.session(true))
         driver.send(.spawned(pid: 50))
         let hungAt = driver.now + .seconds(10)
         #expect(driver.send(.tick, at: hungAt).contains(.terminate(.term)))
@@ -199,7 +199,7 @@ import SoundscapeCore
 
     @Test func hungMessageShowsTenthsOfASecond() {
         var driver = D(D.configuration(liveness: .seconds(10)))
-        driver.send(.setWanted(true))
+        driver.send(.session(true))
         driver.send(.spawned(pid: 50))
         // A late tick (the daemon was busy) reports the real silence.
         let actions = driver.send(.tick, after: .milliseconds(12_345))
@@ -208,12 +208,12 @@ import SoundscapeCore
 
     @Test func stopWhileHungIsAPlainStop() {
         var driver = D(D.configuration(liveness: .seconds(10)))
-        driver.send(.setWanted(true))
+        driver.send(.session(true))
         driver.send(.spawned(pid: 50))
         driver.send(.tick, after: .seconds(10))
         #expect(driver.status.state == .stopping)
         // Already terminating: no second SIGTERM.
-        #expect(driver.send(.setWanted(false)) == [])
+        #expect(driver.send(.session(false)) == [])
         #expect(
             driver.send(.exited(.signaled(15)), after: .seconds(1))
                 == [.emit(.signerStopped, message: "killed by signal 15 (SIGTERM)")])
@@ -226,7 +226,7 @@ import SoundscapeCore
 
     @Test func withoutALivenessTimeoutThereAreNoLivenessTicks() {
         var driver = D(D.configuration(liveness: nil))
-        driver.send(.setWanted(true))
+        driver.send(.session(true))
         #expect(driver.send(.spawned(pid: 5)) == [.emit(.signerStarted, message: "pid 5")])
         #expect(driver.send(.heartbeat, after: .seconds(1)) == [])
         #expect(driver.send(.tick, after: .seconds(86_400)) == [])

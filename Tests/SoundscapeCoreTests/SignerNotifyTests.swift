@@ -27,7 +27,7 @@ import SoundscapeCore
 
     @Test func aNotifySignerIsStartingUntilItSaysReady() {
         var driver = D(Self.notifyType())
-        driver.send(.setWanted(true))
+        driver.send(.session(true))
         #expect(driver.send(.spawned(pid: 7)) == [.emit(.signerStarted, message: "pid 7")])
         #expect(driver.status == SignerStatus(state: .starting, pid: 7, restarts: 0, lastExit: nil, ready: false))
         #expect(driver.send(Self.ready, after: .seconds(2)) == [.emit(.signerReady, message: nil)])
@@ -45,10 +45,10 @@ import SoundscapeCore
 
     @Test func aNotifySignerThatNeverSaysReadyIsStoppedLikeAnyOther() {
         var driver = D(Self.notifyType())
-        driver.send(.setWanted(true))
+        driver.send(.session(true))
         driver.send(.spawned(pid: 7))
         let stopAt = driver.now + .seconds(1)
-        #expect(driver.send(.setWanted(false), at: stopAt) == [.terminate(.term), .scheduleTick(at: stopAt + .seconds(5))])
+        #expect(driver.send(.session(false), at: stopAt) == [.terminate(.term), .scheduleTick(at: stopAt + .seconds(5))])
         #expect(driver.status.state == .stopping)
     }
 
@@ -132,7 +132,7 @@ import SoundscapeCore
 
     @Test func statusFromAnInstanceBeingStoppedIsStillHeard() {
         var driver = D.running(pid: 7)
-        driver.send(.setWanted(false))
+        driver.send(.session(false))
         #expect(driver.send(Self.status("flushing")) == [.emit(.signerStatus, message: "flushing")])
         #expect(driver.send(Self.ready) == [], "no readiness while being stopped")
         #expect(driver.status.state == .stopping)
@@ -149,7 +149,7 @@ import SoundscapeCore
 
     @Test func watchdogPingsAreHeartbeats() {
         var driver = D(D.configuration(liveness: .seconds(10)))
-        driver.send(.setWanted(true))
+        driver.send(.session(true))
         let upAt = driver.now
         #expect(driver.send(.spawned(pid: 5)) == [.emit(.signerStarted, message: "pid 5"), .scheduleTick(at: upAt + .seconds(10))])
         // Pings move the deadline; the tick at the old one asks for the new.
@@ -166,7 +166,7 @@ import SoundscapeCore
 
     @Test func aFloodOfPingsAsksForNoTicks() {
         var driver = D(D.configuration(liveness: .seconds(10)))
-        driver.send(.setWanted(true))
+        driver.send(.session(true))
         driver.send(.spawned(pid: 5))
         for _ in 0..<10_000 {
             #expect(driver.send(Self.ping, after: .microseconds(100)) == [])
@@ -184,7 +184,7 @@ import SoundscapeCore
 
     @Test func aResumeForgivesTheSilenceOfTheSleep() {
         var driver = D(D.configuration(liveness: .seconds(10)))
-        driver.send(.setWanted(true))
+        driver.send(.session(true))
         let upAt = driver.now
         driver.send(.spawned(pid: 5))
         // An hour asleep; the daemon learns of it before the liveness tick runs.
@@ -201,10 +201,10 @@ import SoundscapeCore
         var configuration = D.configuration(liveness: .seconds(10))
         configuration.stopSignal = signal
         var driver = D.running(pid: 5, configuration)
-        #expect(driver.send(.setWanted(false)).first == .terminate(signal))
+        #expect(driver.send(.session(false)).first == .terminate(signal))
         driver.send(.exited(.signaled(signal.number)))
         // A hang is stopped the same way.
-        driver.send(.setWanted(true))
+        driver.send(.session(true))
         driver.send(.spawned(pid: 6))
         #expect(driver.send(.tick, after: .seconds(10)).contains(.terminate(signal)))
     }
@@ -226,7 +226,7 @@ import SoundscapeCore
         var configuration = D.configuration(crashLoopLimit: 0)
         configuration.backoffMaximum = .seconds(5)
         var driver = D(configuration)
-        driver.send(.setWanted(true))
+        driver.send(.session(true))
         var delays: [Duration] = []
         for index in 0..<100 {
             let actions = driver.spawnAndCrash(pid: Int32(index + 1))

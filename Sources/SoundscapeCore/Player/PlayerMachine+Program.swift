@@ -5,12 +5,6 @@
 /// `signer-down-sound = keep`), and it goes quiet, stream and all, at volume
 /// off: a running sink keeps a laptop's sound card powered for nothing.
 extension PlayerMachine {
-    /// The signer's availability, as `SignerMachine` last reported it.
-    enum SignerAvailability: Sendable, Equatable {
-        case up
-        case down(reason: String?)
-    }
-
     /// The volume is off: no stream, so the sink can suspend (the session, its
     /// signer and its health checks go on).
     var muted: Bool {

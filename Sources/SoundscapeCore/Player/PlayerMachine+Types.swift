@@ -81,9 +81,9 @@ extension PlayerMachine {
         case graphChanged(GraphFacts)
         /// The user changed a preference (or they were loaded at start-up).
         case setPreferences(Preferences)
-        /// Whether the keep-alive's signer is down, as `SignerMachine` judges it
-        /// (failed, hung, unhealthy, or not up within its start grace), and why.
-        case signerAvailability(down: Bool, reason: String?)
+        /// Whether signing is up, as `SignerMachine` judges it (down: failed, hung,
+        /// unhealthy, or not up within its start grace, and why).
+        case signer(SignerAvailability)
         /// Time passed; re-evaluate deadlines.
         case tick
     }
@@ -117,6 +117,9 @@ extension PlayerMachine {
         case revive(ReviveStep)
         /// Link our stream to this sink (`target.object`); nil leaves it to the session manager.
         case setTarget(String?)
+        /// Whether the user wants the keep-alive session now (`DesiredState.wantsSession`),
+        /// sent when it changes: the signer's machine takes it as `.session`.
+        case signerSession(Bool)
     }
 
     /// An input's own news, published unless a state transition says more (see `EventAnnouncer`).

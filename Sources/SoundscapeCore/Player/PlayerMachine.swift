@@ -35,6 +35,8 @@ public struct PlayerMachine: Sendable {
     private var startFade: FadeIn = .prompt
     /// The signer is down (and why), as `SignerMachine` last judged it.
     private(set) var signer: SignerAvailability = .up
+    /// The session the last `.signerSession` said (none wanted before the first).
+    private var announcedSession = false
 
     /// What we last asked of the session manager about our stream's link.
     private enum TargetRequest: Sendable, Equatable {
@@ -233,8 +235,8 @@ public struct PlayerMachine: Sendable {
                 if ducking && oldLevel != newPreferences.duckLevel { actions.append(.setVolume(effectiveVolume)) }
             }
 
-        case .signerAvailability(let down, let reason):
-            signer = down ? .down(reason: reason) : .up
+        case .signer(let availability):
+            signer = availability
 
         case .decodeFailed(let soundscape, let message, let fallback):
             news = Announcement(.decodeError, message)
@@ -263,6 +265,10 @@ public struct PlayerMachine: Sendable {
         let transition = state != nil && state != announcer.published
         let situation: EventAnnouncer.Situation? = transition ? self.situation(now: now) : nil
         actions += announcer.publish(state, situation: situation, news: news)
+        if desired.wantsSession != announcedSession {
+            announcedSession = desired.wantsSession
+            actions.append(.signerSession(announcedSession))
+        }
         return actions
     }
 

@@ -12,8 +12,6 @@ public struct SignerConfiguration: Sendable, Equatable {
     public var environmentFiles: [String]
     /// What it finds in `$CREDENTIALS_DIRECTORY`, written anew for every start.
     public var credentials: [SignerCredential]
-    /// Keep the signer running while audio is stopped (it still starts on the first `play`).
-    public var keepRunningWhenStopped: Bool
     /// What its standard input is.
     public var stdin: SignerStdin
     /// A command whose exit status says whether the signer signs; nil: none.
@@ -40,7 +38,6 @@ public struct SignerConfiguration: Sendable, Equatable {
         environment = values[Settings.signerEnvironment]
         environmentFiles = values[Settings.signerEnvironmentFiles]
         credentials = values[Settings.signerCredentials]
-        keepRunningWhenStopped = values[Settings.signerKeepRunning]
         stdin = values[Settings.signerStdin]
         healthCommand = values[Settings.signerHealthCommand]
         healthExitCodes = values[Settings.signerHealthExitCodes]

@@ -57,7 +57,7 @@ struct SignerDownVerdict: Sendable {
             guard down else { return [] }
             down = false
             reason = nil
-            return [.availability(down: false, reason: nil)]
+            return [.availability(.up)]
         }
         if facts.up {
             notUpSince = nil
@@ -86,7 +86,7 @@ struct SignerDownVerdict: Sendable {
             if !down {
                 down = true
                 needsProof = facts.healthChecked
-                actions += [.availability(down: true, reason: cause), .emit(.signerDown, message: cause)]
+                actions += [.availability(.down(reason: cause)), .emit(.signerDown, message: cause)]
             }
             reason = cause
         } else if down {
@@ -97,7 +97,7 @@ struct SignerDownVerdict: Sendable {
             if proven {
                 down = false
                 reason = nil
-                actions += [.availability(down: false, reason: nil), .emit(.signerRestored, message: nil)]
+                actions += [.availability(.up), .emit(.signerRestored, message: nil)]
             } else if !facts.healthChecked, let upSince {
                 actions.append(.scheduleTick(at: upSince + grace))
             }

@@ -22,6 +22,8 @@ extension SignerMachine {
         public var startGrace: Duration
         /// At most one `signerStatus` event per this long.
         public var statusEventInterval: Duration = .seconds(1)
+        /// `signer-keep-running`: once a session has begun, the signer stays wanted after a stop.
+        public var keepRunning: Bool
         /// The signer runs without writable-and-executable memory (its own setting, or a
         /// unit that imposes it on every process): a crash at start is then named as such.
         public var writeExecuteDenied: Bool
@@ -31,6 +33,7 @@ extension SignerMachine {
             backoffInitial = values[Settings.signerRestartDelay]
             backoffMaximum = max(values[Settings.signerRestartMaxDelay], backoffInitial)
             crashLoopLimit = values[Settings.signerCrashLimit]
+            keepRunning = values[Settings.signerKeepRunning]
             stopSignal = values[Settings.signerStopSignal]
             stopTimeout = values[Settings.signerStopTimeout]
             livenessTimeout = values[Settings.signerLivenessTimeout]
@@ -58,7 +61,14 @@ extension SignerMachine {
     }
 
     public enum Input: Sendable, Equatable {
-        case setWanted(Bool)
+        /// Whether the user wants the keep-alive session (playing or paused: yes; stopped:
+        /// no). The signer is wanted while it does, and with `keepRunning` from the first
+        /// session on (`SignerMachine.wanted`).
+        case session(Bool)
+        /// The daemon shuts down: the signer is stopped and never wanted again.
+        case shutdown
+        /// A reload removed the signer host: it is stopped and never wanted again.
+        case retire
         /// The user pressed play: a failed signer gets a fresh start.
         case resetFailure
         case spawned(pid: Int32)
@@ -88,7 +98,9 @@ extension SignerMachine {
         /// The probe running is for an instance that is over (or a check no longer
         /// configured): stop it; its result, if any comes, is stale.
         case cancelProbe
-        /// The down verdict changed (see `SignerDownVerdict`): what the sound follows.
-        case availability(down: Bool, reason: String?)
+        /// The down verdict changed (see `SignerDownVerdict`): what the sound follows. Also
+        /// `.up` (with no event) when nobody wants the signer any more. It comes right
+        /// before its `signerDown` / `signerRestored` emit, so that event can carry what it caused.
+        case availability(SignerAvailability)
     }
 }

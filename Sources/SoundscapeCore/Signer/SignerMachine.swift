@@ -44,7 +44,21 @@ public struct SignerMachine: Sendable {
     /// Timing and limits; `reconfigure` (a reload) changes them.
     public private(set) var configuration: Configuration
     private(set) var phase: Phase = .idle
-    public private(set) var wanted = false
+    /// Whether the daemon still serves: once it shuts down, or a reload retires the
+    /// signer host, the signer is never wanted again.
+    public enum Lifetime: Sendable, Equatable {
+        case serving, shuttingDown, retired
+    }
+    public private(set) var lifetime: Lifetime = .serving
+    /// The user wants the keep-alive session now.
+    private var session = false
+    /// A session has begun since the daemon started (what `keepRunning` keeps the signer for).
+    private var sessionBegan = false
+    /// The keep-running rule, in one place: wanted while a session is wanted, or with
+    /// `signer-keep-running` once one began; never after shutdown or retirement.
+    public var wanted: Bool {
+        lifetime == .serving && (session || (configuration.keepRunning && sessionBegan))
+    }
     private var backoff: Backoff
     private var consecutiveFailures = 0
     private var restarts = 0
@@ -70,7 +84,9 @@ public struct SignerMachine: Sendable {
     /// New timing and limits (a reload): they apply from the next decision; the
     /// backoff starts again from the new first delay.
     public mutating func reconfigure(_ configuration: Configuration, now: ContinuousClock.Instant) -> [Action] {
+        let wasWanted = wanted
         self.configuration = configuration
+        if wanted && !wasWanted { startSession() }
         backoff = Backoff(initial: configuration.backoffInitial, maximum: configuration.backoffMaximum)
         verdict.grace = configuration.startGrace
         var actions = health.reconfigure(configuration.health, now: now)
@@ -110,10 +126,17 @@ public struct SignerMachine: Sendable {
 
     public mutating func handle(_ input: Input, now: ContinuousClock.Instant) -> [Action] {
         var actions: [Action] = []
+        let wasWanted = wanted
         switch input {
-        case .setWanted(let newValue):
-            if newValue && !wanted { startSession() }
-            wanted = newValue
+        case .session(let wants):
+            session = wants
+            if wants { sessionBegan = true }
+
+        case .shutdown:
+            if lifetime == .serving { lifetime = .shuttingDown }
+
+        case .retire:
+            lifetime = .retired
 
         case .resetFailure:
             // Only a signer that gave up gets a fresh start: a play while it waits to
@@ -160,6 +183,7 @@ public struct SignerMachine: Sendable {
             scheduled = scheduled.filter { $0 > now }
             actions += tick(now: now)
         }
+        if wanted && !wasWanted { startSession() }
         return finish(actions + reconcile(now: now), now: now)
     }
 

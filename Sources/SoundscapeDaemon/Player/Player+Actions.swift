@@ -19,7 +19,6 @@ extension Player {
             let now = clock.now
             for action in machine.handle(next, now: now) { perform(action) }
             settled(now: now)
-            reconcileSigner()
             reconcileKeepAwake()
             inbox.removeFirst()
         }
@@ -53,6 +52,9 @@ extension Player {
             case .recreateStream: output.recreateStream()
             case .reconnect: output.reconnectNow(reason: "the watchdog found audio stalled")
             }
+        case .signerSession(let wanted):
+            signerSession = wanted
+            performSigner(signer?.session(wanted) ?? [])
         }
     }
 
@@ -66,22 +68,20 @@ extension Player {
         output.play(data, volume: volume, fadeIn: fadeIn)
     }
 
-    /// The signer host runs while the user wants the session (see `SignerSupervisor`).
-    func reconcileSigner() {
-        guard let signer else { return }
-        performSigner(signer.reconcile(wantsSession: machine.desired.wantsSession, shuttingDown: isShuttingDown))
-    }
-
-    func performSigner(_ effects: [SignerSupervisor.Effect]) {
-        for effect in effects {
-            switch effect {
+    /// The signer machine's actions that are the player's (`SignerSupervisor` carries out the rest).
+    func performSigner(_ actions: SignerSupervisor.PlayerActions) {
+        for action in actions {
+            switch action {
             case .emit(let reason, let message):
                 hub.publish(type: .signer, reason: reason, message: message, status: currentStatus())
             case .scheduleTick(let deadline):
                 scheduleTick(at: deadline)
-            case .availability(let down, let reason):
+            case .availability(let availability):
                 // PlayerMachine decides what the sink carries meanwhile.
-                apply(.signerAvailability(down: down, reason: reason))
+                apply(.signer(availability))
+            case .spawn, .terminate, .kill, .probe, .cancelProbe:
+                // The process's: the supervisor carried them out and returns none of them.
+                assertionFailure("the signer supervisor returned \(action)")
             }
         }
     }

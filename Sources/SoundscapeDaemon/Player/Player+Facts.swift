@@ -77,7 +77,7 @@ extension Player {
     /// SIGTERM, SIGKILL after the stop timeout, and wait until the group is gone.
     func stopSigner() async {
         guard let signer else { return }
-        reconcileSigner()
+        performSigner(signer.shutdown())
         guard signer.hasInstance else { return }
         await withCheckedContinuation { signer.whenStopped($0) }
     }

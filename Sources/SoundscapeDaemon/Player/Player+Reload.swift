@@ -17,19 +17,18 @@ extension Player {
         switch (signer, configuration) {
         case (let supervisor?, let configuration?):
             performSigner(supervisor.reconfigure(configuration))
-            reconcileSigner()
         case (nil, let configuration?):
             do {
                 let host = try makeHost(configuration)
                 signerHost = host
-                signer = makeSupervisor(host)
-                reconcileSigner()
+                let supervisor = makeSupervisor(host)
+                signer = supervisor
+                performSigner(supervisor.session(signerSession))
             } catch {
                 return "cannot set up the signer host: \(error)"
             }
         case (let supervisor?, nil):
-            supervisor.retire()
-            reconcileSigner()
+            performSigner(supervisor.retire())
             if supervisor.hasInstance { await withCheckedContinuation { supervisor.whenStopped($0) } }
             signer = nil
             signerHost = nil

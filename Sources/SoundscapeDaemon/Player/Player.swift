@@ -101,6 +101,9 @@ public actor Player {
     var cue: SoundscapeData?
     /// Made in `restore` (its reports come back to this actor), or by a reload.
     var signer: SignerSupervisor?
+    /// Whether the user wants the keep-alive session, as the machine last said
+    /// (`.signerSession`): what a signer host configured by a reload starts from.
+    var signerSession = false
     var signerHost: SignerHost?
     /// The `keep-awake` preference's sleep inhibitor (see `Player+KeepAwake.swift`).
     var keepAwake = KeepAwakeMachine()

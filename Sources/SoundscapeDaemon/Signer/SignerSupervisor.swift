@@ -5,10 +5,12 @@ import SoundscapeSystem
 
 /// Keeps the signer host alive for the player: runs `SignerMachine` and
 /// carries out what it decides that concerns the process (spawn, the stop
-/// signal, SIGKILL, a health probe), tracking the running instance. What
-/// concerns the player — the events to publish, when to tick again, whether
-/// signing is down — comes back as `Effect`s, which the player performs, so
-/// signer events go out in order with the player's own.
+/// signal, SIGKILL, a health probe), tracking the running instance. The rest of
+/// the machine's actions — the events to publish, when to tick again, whether
+/// signing is up (`.availability`) — it returns as they are, for the player to
+/// perform, so signer events go out in order with the player's own. Whether the
+/// signer is wanted is the machine's rule (`SignerMachine.wanted`); this only
+/// reports the session, the shutdown and a retirement to it.
 ///
 /// It also watches for the machine waking from a suspend (`ClockJumpWatch`,
 /// judged by `SleepDetector`): the machine then probes the signer at once.
@@ -23,17 +25,9 @@ import SoundscapeSystem
 ///
 /// Owned and used by the `Player` actor only (not Sendable).
 final class SignerSupervisor {
-    enum Effect: Sendable, Equatable {
-        case emit(EventReason, message: String?)
-        case scheduleTick(at: ContinuousClock.Instant)
-        /// Whether signing is down changed (`SignerMachine`'s verdict, see `SignerDownVerdict`):
-        /// `down` while a keep-alive session wants the signer and it is failed, hung,
-        /// unhealthy, or not running and ready for `signer-start-grace`; `reason` says which
-        /// (nil when up). Also `down: false` (with no event) when nobody wants the signer
-        /// any more. Never sent for a daemon without a signer. It comes right before its
-        /// `signerDown` / `signerRestored` emit, so the event can carry what it caused.
-        case availability(down: Bool, reason: String?)
-    }
+    /// The machine's actions the player performs (`.emit`, `.scheduleTick`, `.availability`):
+    /// the others are carried out here.
+    typealias PlayerActions = [SignerMachine.Action]
 
     private var machine: SignerMachine
     private let host: SignerHost
@@ -49,11 +43,7 @@ final class SignerSupervisor {
     private var spawning: Task<Void, Never>?
     /// The probe running now, if any: cancelled when its instance ends or on retire.
     private var probe: (task: Task<Void, Never>, cancellation: SignerProbe.Cancellation)?
-    /// With keep-running, the signer stays up once a session has started.
-    private var sessionStarted = false
     private var stopWaiters: [CheckedContinuation<Void, Never>] = []
-    /// A reload removed the signer host: it is being stopped for good, and must not start again.
-    private var retired = false
     /// The player's clock.
     private let now: @Sendable () -> ContinuousClock.Instant
     private var sleepDetector = SleepDetector()
@@ -92,7 +82,7 @@ final class SignerSupervisor {
 
     /// A reloaded configuration: the process settings apply at the signer's next
     /// start, its timing, limits and health check at once.
-    func reconfigure(_ configuration: SignerConfiguration) -> [Effect] {
+    func reconfigure(_ configuration: SignerConfiguration) -> PlayerActions {
         host.reconfigure(configuration)
         return drain(first: machine.reconfigure(Self.machine(configuration, spawner: host.spawner), now: now()))
     }
@@ -102,32 +92,33 @@ final class SignerSupervisor {
     /// Why signing is down, nil while it is up (see `SignerDownVerdict`).
     var downReason: String? { machine.downReason }
 
-    /// Wanted while the user wants the keep-alive session (or, with keep-running,
-    /// once a session began), and never while the daemon shuts down.
-    func reconcile(wantsSession: Bool, shuttingDown: Bool) -> [Effect] {
-        if wantsSession { sessionStarted = true }
-        let wanted = !shuttingDown && !retired && (wantsSession || (host.configuration.keepRunningWhenStopped && sessionStarted))
-        guard wanted != machine.wanted else { return [] }
-        return handle(.setWanted(wanted))
+    /// Whether the user wants the keep-alive session (`PlayerMachine`'s `.signerSession`).
+    func session(_ wanted: Bool) -> PlayerActions {
+        handle(.session(wanted))
     }
 
-    /// A reload removed the signer host: from now on it is never wanted, and no probe runs.
-    func retire() {
-        retired = true
-        cancelProbe()
+    /// The daemon shuts down: the signer is stopped, never to start again.
+    func shutdown() -> PlayerActions {
+        handle(.shutdown)
+    }
+
+    /// A reload removed the signer host: it is stopped, never to start again, and no probe runs.
+    func retire() -> PlayerActions {
+        defer { cancelProbe() }
+        return handle(.retire)
     }
 
     /// A press of play is a fresh chance for a signer that had given up.
-    func resetFailure() -> [Effect] {
+    func resetFailure() -> PlayerActions {
         handle(.resetFailure)
     }
 
-    func tick() -> [Effect] {
+    func tick() -> PlayerActions {
         handle(.tick)
     }
 
     /// A fact from a running instance; facts of an instance already replaced are stale.
-    func handle(_ fact: SignerFact) -> [Effect] {
+    func handle(_ fact: SignerFact) -> PlayerActions {
         switch fact {
         case .spawned(let id, let result):
             spawning = nil
@@ -180,7 +171,7 @@ final class SignerSupervisor {
     /// Events worth a warning in the log as well.
     private static let warnings: Set<EventReason> = [.signerExited, .signerFailed, .signerHung, .signerUnhealthy, .signerDown]
 
-    private func handle(_ input: SignerMachine.Input) -> [Effect] {
+    private func handle(_ input: SignerMachine.Input) -> PlayerActions {
         inbox.append(input)
         // An input raised by an action under way waits for the drain that is running.
         guard inbox.count == 1 else { return [] }
@@ -189,17 +180,17 @@ final class SignerSupervisor {
 
     /// Performs `actions` (a reload's, which is no input), then every input in the inbox
     /// in turn, each one's actions before the next goes in.
-    private func drain(first actions: [SignerMachine.Action]) -> [Effect] {
-        var effects = actions.flatMap(perform)
+    private func drain(first actions: [SignerMachine.Action]) -> PlayerActions {
+        var forPlayer = actions.compactMap(perform)
         while let next = inbox.first {
-            effects += machine.handle(next, now: now()).flatMap(perform)
+            forPlayer += machine.handle(next, now: now()).compactMap(perform)
             inbox.removeFirst()
         }
         if instance == nil, machine.status.state == .stopped || machine.status.state == .failed {
             for waiter in stopWaiters { waiter.resume() }
             stopWaiters.removeAll()
         }
-        return effects
+        return forPlayer
     }
 
     private func cancelProbe() {
@@ -207,7 +198,8 @@ final class SignerSupervisor {
         probe = nil
     }
 
-    private func perform(_ action: SignerMachine.Action) -> [Effect] {
+    /// Carries out an action on the process; returns one that is the player's to perform.
+    private func perform(_ action: SignerMachine.Action) -> SignerMachine.Action? {
         switch action {
         case .spawn:
             // Off the event loop: the answer comes back as a fact (`.spawned`), and the machine
@@ -224,32 +216,30 @@ final class SignerSupervisor {
                 }
                 await report(.spawned(instance: id, result))
             }
-            return []
+            return nil
         case .terminate(let signal):
             instance?.signal(signal.number)
-            return []
+            return nil
         case .kill:
             instance?.signal(SIGKILL)
-            return []
-        case .scheduleTick(let deadline):
-            return [.scheduleTick(at: deadline)]
+            return nil
+        case .scheduleTick, .availability:
+            return action
         case .emit(let reason, let message):
             if Self.warnings.contains(reason) {
                 logger.warning("signer host: \(reason.rawValue)\(message.map { ": \($0)" } ?? "")")
             }
-            return [.emit(reason, message: message)]
+            return action
         case .probe(let timeout):
             cancelProbe()
             let host = self.host
             let report = self.report
             let cancellation = SignerProbe.Cancellation()
             probe = (Task { await report(.probed(await host.probe(timeout: timeout, cancellation: cancellation))) }, cancellation)
-            return []
+            return nil
         case .cancelProbe:
             cancelProbe()
-            return []
-        case .availability(let down, let reason):
-            return [.availability(down: down, reason: reason)]
+            return nil
         }
     }
 }

@@ -3,6 +3,10 @@ import SoundscapeCore
 
 /// Drives a `PlayerMachine` with a fake clock: one real instant as the origin,
 /// then only durations added to it.
+///
+/// The sound's suites look at the sound: unless `showsSession`, the session news for the
+/// signer (`.signerSession`) is left out of what `send` returns. Its own suite
+/// (SignerSessionActionTests) sees it.
 struct MachineDriver {
     static let rain = SoundscapeID("rain")!
     static let ocean = SoundscapeID("ocean-waves")!
@@ -13,6 +17,7 @@ struct MachineDriver {
     var machine: PlayerMachine
     let origin: ContinuousClock.Instant
     private(set) var now: ContinuousClock.Instant
+    var showsSession = false
 
     init(
         wantsPlaying: Bool = false, soundscape: SoundscapeID = rain, volume: Volume = half,
@@ -29,7 +34,9 @@ struct MachineDriver {
     @discardableResult
     mutating func send(_ input: PlayerMachine.Input, after elapsed: Duration = .zero) -> [PlayerMachine.Action] {
         now = now + elapsed
-        return machine.handle(input, now: now)
+        let actions = machine.handle(input, now: now)
+        guard !showsSession else { return actions }
+        return actions.filter { if case .signerSession = $0 { false } else { true } }
     }
 
     var status: PlayerStatus { machine.status(now: now) }

@@ -45,6 +45,12 @@ struct SignerDriver {
         return shown(machine.handle(input, now: now))
     }
 
+    /// A reload's new configuration, at the current instant.
+    @discardableResult
+    mutating func reconfigure(_ configuration: SignerMachine.Configuration) -> [Action] {
+        shown(machine.reconfigure(configuration, now: now))
+    }
+
     private func shown(_ actions: [Action]) -> [Action] {
         guard !showsVerdict else { return actions }
         // The verdict's deadlines are all at least a grace after the origin; the lifecycle's
@@ -76,7 +82,7 @@ struct SignerDriver {
     /// Wanted, spawned as `pid`, with the `signerStarted` event already out.
     static func running(pid: Int32 = 100, _ configuration: SignerMachine.Configuration = SignerDriver.configuration()) -> SignerDriver {
         var driver = SignerDriver(configuration)
-        precondition(driver.send(.setWanted(true)) == [.spawn])
+        precondition(driver.send(.session(true)) == [.spawn])
         driver.send(.spawned(pid: pid), after: .milliseconds(10))
         precondition(driver.status.state == .running)
         return driver
