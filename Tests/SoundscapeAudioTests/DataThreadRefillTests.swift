@@ -73,14 +73,11 @@ import Testing
 
         /// One cycle of `frames` on the data thread, then the refill event, as the loop runs them.
         func cycle(frames: Int) -> [Float] {
-            var output = [Float](repeating: .nan, count: frames * 2)
             let (renderer, refills) = (self.renderer, self.refills)
-            output.withUnsafeMutableBufferPointer { buffer in
-                let pointer = buffer.baseAddress!
-                runBlocking(on: loop.loop) {
-                    renderer.render(into: pointer, frames: frames)
-                    refills.run()
-                }
+            var output: [Float] = []
+            runBlocking(on: loop.loop) {
+                output = renderer.renderInterleaved(frames: frames)
+                refills.run()
             }
             return output
         }

@@ -40,16 +40,14 @@ struct RenderHarness {
 
     var settings: RenderSettings { renderer.settings }
 
-    /// Renders `frames` frames in cycles of at most `chunk`, returning the interleaved output.
-    /// The buffer starts as NaN so every sample the renderer fails to write shows.
+    /// Renders `frames` frames in cycles of at most `chunk`, returning the output interleaved.
+    /// The planes start as NaN so every sample the renderer fails to write shows.
     func render(frames: Int, chunk: Int = 128) -> [Float] {
         var output: [Float] = []
         var remaining = frames
         while remaining > 0 {
             let cycle = min(chunk, remaining)
-            var buffer = [Float](repeating: .nan, count: cycle * 2)
-            buffer.withUnsafeMutableBufferPointer { renderer.render(into: $0.baseAddress!, frames: cycle) }
-            output += buffer
+            output += renderer.renderInterleaved(frames: cycle)
             remaining -= cycle
         }
         return output
@@ -66,6 +64,20 @@ struct RenderHarness {
     func startSteady(ring: SampleRing, gain: Float, volume: Float = 1) {
         start(ring: ring, gain: gain, volume: volume)
         renderer.applyFadeLevel(1)
+    }
+}
+
+extension Renderer {
+    /// One cycle into two fresh planes (NaN until written), returned interleaved.
+    func renderInterleaved(frames: Int) -> [Float] {
+        var left = [Float](repeating: .nan, count: frames)
+        var right = [Float](repeating: .nan, count: frames)
+        left.withUnsafeMutableBufferPointer { left in
+            right.withUnsafeMutableBufferPointer { right in
+                render(into: Planes(left: left.baseAddress!, right: right.baseAddress!), frames: frames)
+            }
+        }
+        return zip(left, right).flatMap { [$0, $1] }
     }
 }
 

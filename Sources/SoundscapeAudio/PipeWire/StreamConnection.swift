@@ -170,12 +170,6 @@ final class PlaybackStream {
     let renderer: Renderer
     fileprivate unowned let output: PipeWireOutput
     private let hook: UnsafeMutablePointer<spa_hook>
-    /// The render's interleaved frames, split into the stream's two planes. Allocated
-    /// here: the data thread allocates nothing.
-    private let interleaved: UnsafeMutablePointer<Float>
-    /// PipeWire's largest quantum (`default.clock.quantum-limit`); a cycle asking
-    /// for more gets this many frames.
-    static let maxFrames = 8192
 
     init(
         core: OpaquePointer, configuration: OutputConfiguration, renderer: Renderer,
@@ -197,8 +191,6 @@ final class PlaybackStream {
         self.stream = stream
         self.renderer = renderer
         self.output = output
-        interleaved = .allocate(capacity: 2 * Self.maxFrames)
-        interleaved.initialize(repeating: 0, count: 2 * Self.maxFrames)
         hook = .allocate(capacity: 1)
         hook.initialize(to: spa_hook())
         pw_stream_add_listener(stream, hook, Self.events, Unmanaged.passUnretained(self).toOpaque())
@@ -222,12 +214,11 @@ final class PlaybackStream {
         pw_stream_destroy(stream)
         hook.deinitialize(count: 1)
         hook.deallocate()
-        interleaved.deallocate()
     }
 
     /// Runs on PipeWire's data thread once per graph cycle. The stream carries the
     /// graph's own format, a plane per channel, so PipeWire's converter has nothing
-    /// to convert; the render's interleaved frames are split here.
+    /// to convert, and the renderer writes the two planes itself.
     fileprivate func process() {
         guard let buffer = pw_stream_dequeue_buffer(stream) else { return }
         let spaBuffer = buffer.pointee.buffer.pointee
@@ -236,14 +227,10 @@ final class PlaybackStream {
             let right = datas[1].data?.assumingMemoryBound(to: Float.self)
         {
             let stride = MemoryLayout<Float>.size
-            var frames = min(Int(min(datas[0].maxsize, datas[1].maxsize)) / stride, Self.maxFrames)
+            var frames = Int(min(datas[0].maxsize, datas[1].maxsize)) / stride
             let requested = Int(buffer.pointee.requested)
             if requested > 0 { frames = min(frames, requested) }
-            renderer.render(into: interleaved, frames: frames)
-            for frame in 0..<frames {
-                left[frame] = interleaved[2 * frame]
-                right[frame] = interleaved[2 * frame + 1]
-            }
+            renderer.render(into: Renderer.Planes(left: left, right: right), frames: frames)
             for plane in 0..<2 {
                 datas[plane].chunk.pointee.offset = 0
                 datas[plane].chunk.pointee.stride = Int32(stride)

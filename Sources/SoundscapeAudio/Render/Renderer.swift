@@ -4,7 +4,8 @@ import Synchronization
 
 /// The real-time half of the audio path: mixes the playing soundscape (and,
 /// during a switch, the outgoing one) from their rings into PipeWire's buffer,
-/// with the user's volume and the play/stop fade applied in the same pass.
+/// a plane per channel, with the user's volume and the play/stop fade applied in
+/// the same pass.
 ///
 /// Everything in `render` and the `apply…` commands runs on PipeWire's data
 /// thread only (the loop thread's commands arrive through `pw_loop_invoke`,
@@ -192,15 +193,40 @@ public final class Renderer: @unchecked Sendable {
 
     // MARK: The real-time render
 
-    /// Fills `frames` interleaved stereo frames. Real-time safe: no locks,
+    /// Two planes of `frames` samples each, the stream's buffer as PipeWire maps it
+    /// (planar F32, the graph's own format): the rings' interleaved frames are split
+    /// into them by the same pass that applies the gain.
+    public struct Planes {
+        public let left: UnsafeMutablePointer<Float>
+        public let right: UnsafeMutablePointer<Float>
+
+        public init(left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>) {
+            self.left = left
+            self.right = right
+        }
+
+        /// The same planes from frame `offset` on.
+        @inline(__always)
+        func advanced(by offset: Int) -> Planes {
+            Planes(left: left + offset, right: right + offset)
+        }
+
+        @inline(__always)
+        func silence(frames: Int) {
+            left.update(repeating: 0, count: frames)
+            right.update(repeating: 0, count: frames)
+        }
+    }
+
+    /// Fills `frames` stereo frames, one plane per channel. Real-time safe: no locks,
     /// no allocation, no system calls except the coalesced wake-up.
-    public func render(into output: UnsafeMutablePointer<Float>, frames: Int) {
+    public func render(into output: Planes, frames: Int) {
         var state = rt.pointee
         var notify: UInt32 = 0
 
         if state.current < 0 || (!state.running && state.fade == 0) {
             // Silent: leave the rings alone so a resume continues where the fade-out ended.
-            output.update(repeating: 0, count: frames * 2)
+            output.silence(frames: frames)
         } else if state.incoming < 0 {
             notify |= renderSteady(into: output, frames: frames, state: &state)
         } else {
@@ -225,10 +251,10 @@ public final class Renderer: @unchecked Sendable {
     }
 
     /// One voice: copy from its ring and apply gain in the same pass.
-    private func renderSteady(into output: UnsafeMutablePointer<Float>, frames: Int, state: inout RTState) -> UInt32 {
+    private func renderSteady(into output: Planes, frames: Int, state: inout RTState) -> UInt32 {
         let slot = self.slot(state.current, in: state)
         guard let ring = slot.ring else {
-            output.update(repeating: 0, count: frames * 2)
+            output.silence(frames: frames)
             return 0
         }
         var volume = state.volume
@@ -241,10 +267,13 @@ public final class Renderer: @unchecked Sendable {
         let linear = state.linearFade
         let got = ring._withUnsafeGuaranteedRef { ring in
             ring.consume(frames: frames) { source, run, offset in
-                let destination = output + offset * 2
+                let (left, right) = (output.left + offset, output.right + offset)
                 if volume == volumeTarget && (running ? fade == 1 : fade == 0) {
                     let gain = Self.gain(volume: volume, fade: fade, linear: linear) * voiceGain
-                    for index in 0..<(run * 2) { destination[index] = source[index] * gain }
+                    for frame in 0..<run {
+                        left[frame] = source[frame * 2] * gain
+                        right[frame] = source[frame * 2 + 1] * gain
+                    }
                 } else {
                     for frame in 0..<run {
                         Self.step(&volume, toward: volumeTarget, by: 1 / Float(settings.volumeRampFrames))
@@ -252,8 +281,8 @@ public final class Renderer: @unchecked Sendable {
                             &fade, toward: running ? 1 : 0,
                             by: 1 / Float(running ? fadeInFrames : settings.fadeOutFrames))
                         let gain = Self.gain(volume: volume, fade: fade, linear: linear) * voiceGain
-                        destination[frame * 2] = source[frame * 2] * gain
-                        destination[frame * 2 + 1] = source[frame * 2 + 1] * gain
+                        left[frame] = source[frame * 2] * gain
+                        right[frame] = source[frame * 2 + 1] * gain
                     }
                 }
             }
@@ -265,13 +294,13 @@ public final class Renderer: @unchecked Sendable {
     }
 
     /// Two voices: equal-power crossfade, then the master gain in a second pass.
-    private func renderCrossfade(into output: UnsafeMutablePointer<Float>, frames: Int, state: inout RTState) -> UInt32 {
+    private func renderCrossfade(into output: Planes, frames: Int, state: inout RTState) -> UInt32 {
         var notify: UInt32 = 0
         let outgoing = slot(state.current, in: state)
         let incoming = slot(state.incoming, in: state)
         let length = settings.crossfadeFrames
         let start = state.crossfadePosition
-        output.update(repeating: 0, count: frames * 2)
+        output.silence(frames: frames)
 
         notify |= mix(incoming, fadingIn: true, from: start, of: length, into: output, frames: frames)
         notify |= mix(outgoing, fadingIn: false, from: start, of: length, into: output, frames: frames)
@@ -290,25 +319,25 @@ public final class Renderer: @unchecked Sendable {
     /// Adds one voice of a crossfade into `output` on its half of the equal-power curve.
     private func mix(
         _ voice: Slot, fadingIn: Bool, from start: Int, of length: Int,
-        into output: UnsafeMutablePointer<Float>, frames: Int
+        into output: Planes, frames: Int
     ) -> UInt32 {
         guard let ring = voice.ring else { return 0 }
         let got = ring._withUnsafeGuaranteedRef { ring in
             ring.consume(frames: frames) { source, run, offset in
+                let (left, right) = (output.left + offset, output.right + offset)
                 for frame in 0..<run {
                     let position = min(start + offset + frame, length)
                     let angle = Float(position) / Float(length) * (Float.pi / 2)
                     let gain = (fadingIn ? sinf(angle) : cosf(angle)) * voice.gain
-                    let index = (offset + frame) * 2
-                    output[index] += source[frame * 2] * gain
-                    output[index + 1] += source[frame * 2 + 1] * gain
+                    left[frame] += source[frame * 2] * gain
+                    right[frame] += source[frame * 2 + 1] * gain
                 }
             }
         }
         return finish(ring: ring, produced: got, of: frames, into: nil)
     }
 
-    private func applyMasterGain(to output: UnsafeMutablePointer<Float>, frames: Int, state: inout RTState) {
+    private func applyMasterGain(to output: Planes, frames: Int, state: inout RTState) {
         let rampStep = 1 / Float(settings.volumeRampFrames)
         let fadeStep = 1 / Float(state.running ? state.fadeInFrames : settings.fadeOutFrames)
         let fadeTarget: Float = state.running ? 1 : 0
@@ -316,8 +345,8 @@ public final class Renderer: @unchecked Sendable {
             Self.step(&state.volume, toward: state.volumeTarget, by: rampStep)
             Self.step(&state.fade, toward: fadeTarget, by: fadeStep)
             let gain = Self.gain(volume: state.volume, fade: state.fade, linear: state.linearFade)
-            output[frame * 2] *= gain
-            output[frame * 2 + 1] *= gain
+            output.left[frame] *= gain
+            output.right[frame] *= gain
         }
         if state.fade >= 1 { state.linearFade = false }
     }
@@ -337,11 +366,11 @@ public final class Renderer: @unchecked Sendable {
     @inline(__always)
     private func finish(
         ring: Unmanaged<SampleRing>, produced: Int, of frames: Int,
-        into output: UnsafeMutablePointer<Float>?
+        into output: Planes?
     ) -> UInt32 {
         var notify: UInt32 = 0
         if produced < frames {
-            output.map { ($0 + produced * 2).update(repeating: 0, count: (frames - produced) * 2) }
+            output?.advanced(by: produced).silence(frames: frames - produced)
             underrunFramesTotal.add(frames - produced, ordering: .relaxed)
         }
         let low = ring._withUnsafeGuaranteedRef { $0.availableFrames < $0.capacity / 2 }
