@@ -38,18 +38,16 @@ int scs_core_sync(struct pw_core *core, uint32_t id, int seq) {
 
 const struct spa_pod *scs_build_f32p_format(uint8_t *buffer, uint32_t size,
                                             uint32_t rate, uint32_t channels) {
+    if (channels != 2) {
+        return NULL; // the renderer writes two planes, FL and FR: nothing else can be carried
+    }
     struct spa_pod_builder builder = SPA_POD_BUILDER_INIT(buffer, size);
     struct spa_audio_info_raw info = {
         .format = SPA_AUDIO_FORMAT_F32P,
         .rate = rate,
         .channels = channels,
+        .position = { SPA_AUDIO_CHANNEL_FL, SPA_AUDIO_CHANNEL_FR },
     };
-    if (channels == 1) {
-        info.position[0] = SPA_AUDIO_CHANNEL_MONO;
-    } else {
-        info.position[0] = SPA_AUDIO_CHANNEL_FL;
-        info.position[1] = SPA_AUDIO_CHANNEL_FR;
-    }
     return spa_format_audio_raw_build(&builder, SPA_PARAM_EnumFormat, &info);
 }
 

@@ -1,6 +1,6 @@
 // Thin C shims for the parts of libpipewire that Swift cannot import:
 // variadic functions and function-like macros. Every shim forwards to exactly
-// one PipeWire call; no logic lives here.
+// one PipeWire call; no logic lives here, but for the one check said below.
 #pragma once
 
 #include <pipewire/pipewire.h>
@@ -35,8 +35,9 @@ int scs_core_sync(struct pw_core *core, uint32_t id, int seq);
 
 /// `SPA_POD_BUILDER_INIT` and the format builder are macros/inlines over a
 /// caller-owned buffer: builds an EnumFormat pod for planar F32 audio (a plane per
-/// channel, the graph's own format). `channels` is 1 or 2 (positions MONO or FL,FR).
-/// Returns NULL if `size` is too small.
+/// channel, the graph's own format). `channels` must be 2 (positions FL, FR): the
+/// renderer writes exactly two planes, so any other count, mono included, is refused
+/// with NULL. Returns NULL too if `size` is too small.
 const struct spa_pod *scs_build_f32p_format(uint8_t *buffer, uint32_t size,
                                             uint32_t rate, uint32_t channels);
 

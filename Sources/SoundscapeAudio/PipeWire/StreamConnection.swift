@@ -195,18 +195,44 @@ final class PlaybackStream {
         hook.initialize(to: spa_hook())
         pw_stream_add_listener(stream, hook, Self.events, Unmanaged.passUnretained(self).toOpaque())
 
-        var buffer = [UInt8](repeating: 0, count: 1024)
-        let result = buffer.withUnsafeMutableBufferPointer { bytes -> Int32 in
-            var format = scs_build_f32p_format(bytes.baseAddress, UInt32(bytes.count), UInt32(RenderSettings.sampleRate), 2)
-            let flags = pw_stream_flags(
-                rawValue: PW_STREAM_FLAG_AUTOCONNECT.rawValue | PW_STREAM_FLAG_MAP_BUFFERS.rawValue
-                    | PW_STREAM_FLAG_RT_PROCESS.rawValue | PW_STREAM_FLAG_INACTIVE.rawValue)
-            return pw_stream_connect(stream, SPA_DIRECTION_OUTPUT, SPA_ID_INVALID, flags, &format, 1)
+        let bytes = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 1024)
+        bytes.initialize(repeating: 0)
+        defer { bytes.deallocate() }
+        var format: UnsafePointer<spa_pod>?
+        do {
+            format = try Self.enumFormat(channels: Renderer.channels, into: bytes)
+        } catch {
+            destroy()
+            throw error
         }
+        let flags = pw_stream_flags(
+            rawValue: PW_STREAM_FLAG_AUTOCONNECT.rawValue | PW_STREAM_FLAG_MAP_BUFFERS.rawValue
+                | PW_STREAM_FLAG_RT_PROCESS.rawValue | PW_STREAM_FLAG_INACTIVE.rawValue)
+        let result = pw_stream_connect(stream, SPA_DIRECTION_OUTPUT, SPA_ID_INVALID, flags, &format, 1)
         guard result >= 0 else {
             destroy()
             throw StreamConnection.ConnectError(description: "cannot connect the stream: \(String(cString: strerror(-result)))")
         }
+    }
+
+    /// The EnumFormat pod the stream offers, built in `bytes`: planar F32 at the render's
+    /// rate, `channels` planes. Only the renderer's two planes (FL, FR) can be carried;
+    /// any other count, mono included, is refused here rather than connected wrongly.
+    static func enumFormat(
+        channels: Int, into bytes: UnsafeMutableBufferPointer<UInt8>
+    ) throws(StreamConnection.ConnectError) -> UnsafePointer<spa_pod> {
+        guard channels == Renderer.channels else {
+            throw StreamConnection.ConnectError(
+                description: "the stream carries the renderer's \(Renderer.channels) planes (FL, FR); "
+                    + "\(channels) channel\(channels == 1 ? "" : "s") cannot be offered")
+        }
+        guard
+            let format = scs_build_f32p_format(
+                bytes.baseAddress, UInt32(bytes.count), UInt32(RenderSettings.sampleRate), UInt32(channels))
+        else {
+            throw StreamConnection.ConnectError(description: "the stream's format does not fit in \(bytes.count) bytes")
+        }
+        return format
     }
 
     /// Disconnects and frees the stream (its listener goes with it).

@@ -29,6 +29,8 @@ public final class Renderer: @unchecked Sendable {
     }
 
     public static let slotCount = 2
+    /// Planes the render writes (FL, FR): the stream offers no other layout.
+    public static let channels = 2
 
     public let settings: RenderSettings
 
