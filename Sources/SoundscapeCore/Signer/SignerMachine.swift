@@ -10,7 +10,7 @@
 /// (the down verdict the sound follows).
 public struct SignerMachine: Sendable {
     /// A running instance, as far as the machine knows it.
-    struct Instance: Sendable, Equatable {
+    struct Running: Sendable, Equatable {
         var pid: Int32
         var since: ContinuousClock.Instant
         var lastHeartbeat: ContinuousClock.Instant
@@ -26,9 +26,9 @@ public struct SignerMachine: Sendable {
     enum Phase: Sendable, Equatable {
         case idle
         case starting
-        case running(Instance)
+        case running(Running)
         /// `killAt` is nil once SIGKILL went out; `restart` says what follows the exit.
-        case stopping(Instance, killAt: ContinuousClock.Instant?, restart: Restart)
+        case stopping(Running, killAt: ContinuousClock.Instant?, restart: Restart)
         case waiting(until: ContinuousClock.Instant)
         case failed
     }
@@ -145,7 +145,7 @@ public struct SignerMachine: Sendable {
             if phase == .failed { startSession() }
 
         case .spawned(let pid):
-            let instance = Instance(pid: pid, since: now, lastHeartbeat: now, ready: configuration.type == .simple)
+            let instance = Running(pid: pid, since: now, lastHeartbeat: now, ready: configuration.type == .simple)
             phase = .running(instance)
             livenessTickAt = nil
             actions.append(.emit(.signerStarted, message: "pid \(pid)"))
@@ -192,7 +192,7 @@ public struct SignerMachine: Sendable {
     private mutating func exited(_ reason: ExitReason, now: ContinuousClock.Instant) -> [Action] {
         var actions: [Action] = []
         lastExit = reason.description
-        let instance: Instance? =
+        let instance: Running? =
             switch phase {
             case .running(let instance), .stopping(let instance, _, _): instance
             default: nil
@@ -338,7 +338,7 @@ public struct SignerMachine: Sendable {
     /// Hung or unhealthy: the stop signal, SIGKILL after the stop timeout, and a restart
     /// with backoff once it has exited.
     private mutating func stopFailed(
-        _ instance: Instance, now: ContinuousClock.Instant, quick: Bool,
+        _ instance: Running, now: ContinuousClock.Instant, quick: Bool,
         news: (EventReason, String)?
     ) -> [Action] {
         if news?.0 == .signerHung { verdict.hangDetected() }
@@ -380,7 +380,7 @@ public struct SignerMachine: Sendable {
 
     /// One tick per liveness deadline: heartbeats only move the deadline, and the tick
     /// that finds it moved asks for the next, so a flood of pings costs no timers.
-    private mutating func scheduleLiveness(_ instance: Instance) -> [Action] {
+    private mutating func scheduleLiveness(_ instance: Running) -> [Action] {
         guard let liveness = configuration.livenessTimeout, livenessTickAt == nil else { return [] }
         let due = instance.lastHeartbeat + liveness
         livenessTickAt = due

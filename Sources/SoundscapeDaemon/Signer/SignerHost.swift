@@ -11,20 +11,6 @@ import SoundscapeCore
 import SoundscapeSystem
 import Synchronization
 
-/// What a running signer instance (or its health command, or the clock) tells the player.
-enum SignerFact: Sendable {
-    /// A spawn asked for (`SignerHost.spawn`) is done.
-    case spawned(instance: Int, Result<SpawnedSigner, SpawnError>)
-    case heartbeat(instance: Int)
-    case exited(instance: Int, ExitReason)
-    /// What its process group said on its notify socket (merged, see `SignerNotifySocket`).
-    case notify(instance: Int, SignerNotification)
-    /// The health command ended.
-    case probed(SignerProbeResult)
-    /// The wall clock was set, or the machine resumed: both clocks, read then.
-    case clock(SleepDetector.Reading)
-}
-
 /// Starts signer host instances and connects them: stdin (with `signer-stdin =
 /// events`, every event as a JSON line from a bounded hub subscription; else
 /// /dev/null or a passphrase file), stdout and stderr to the daemon's log,
@@ -184,7 +170,7 @@ final class SignerHost: Sendable {
     /// Watches a spawned instance: its facts arrive through `report` until it has exited.
     func attach(
         _ spawned: SpawnedSigner, instance: Int, report: @escaping @Sendable (SignerFact) async -> Void
-    ) -> SignerInstance {
+    ) -> RunningSigner {
         let process = spawned.process
         let notify = spawned.notify
         let credentials = spawned.credentials
@@ -199,7 +185,7 @@ final class SignerHost: Sendable {
                 process: process, instance: instance, hub: hub, group: group,
                 logger: instanceLogger, notify: notify, credentials: credentials, report: report)
         }
-        return SignerInstance(id: instance, process: process, task: task)
+        return RunningSigner(id: instance, process: process, task: task)
     }
 
     /// Runs the health check once: the built-in HTTP check on the event loop
@@ -335,33 +321,6 @@ final class SignerHost: Sendable {
         } catch {
             logger.debug("\(prefix) stdin closed", metadata: ["error": "\(error)"])
         }
-    }
-}
-
-/// An instance just spawned, not yet watched (`SignerHost.attach`).
-struct SpawnedSigner: Sendable {
-    let process: SignerProcess
-    let notify: SignerNotifySocket?
-    /// Its `$CREDENTIALS_DIRECTORY`, removed once it has exited.
-    let credentials: String?
-}
-
-/// A spawned signer host, as the player holds it.
-final class SignerInstance: Sendable {
-    let id: Int
-    let process: SignerProcess
-    let task: Task<Void, Never>
-
-    init(id: Int, process: SignerProcess, task: Task<Void, Never>) {
-        self.id = id
-        self.process = process
-        self.task = task
-    }
-
-    var pid: Int32 { process.pid }
-
-    func signal(_ signal: Int32) {
-        process.signal(signal)
     }
 }
 

@@ -34,7 +34,7 @@ final class SignerSupervisor {
     private let logger: Logger
     /// How a running instance's facts reach the player (and so, this supervisor).
     private let report: @Sendable (SignerFact) async -> Void
-    private var instance: SignerInstance?
+    private var instance: RunningSigner?
     /// Numbers the instances, and says which facts are stale (`SignerInstances`).
     private var instances = SignerInstances()
     /// Inputs waiting for the actions under way to finish; the one being handled is first.
