@@ -15,18 +15,30 @@ struct ReloadTests {
         let daemon: Soundscaped
         let config: URL
 
-        init(graph: PipeWireGraph, config text: String) throws {
+        init(
+            graph: PipeWireGraph, config text: String, arguments: [String] = [], loops: [String: Int] = ["tone": 440],
+            launcher: [String] = []
+        ) throws {
             self.graph = graph
             try graph.createNullSink(name: "speaker")
             try graph.waitForDefaultSink("speaker")
             config = graph.directory.appendingPathComponent("soundscaped.conf")
             try text.write(to: config, atomically: true, encoding: .utf8)
-            daemon = try Soundscaped(graph: graph, arguments: ["--config", config.path])
-            _ = try ToneLoops.make(id: "tone", frequency: 440, in: daemon.userSoundscapes)
-            try daemon.start()
+            daemon = try Soundscaped(graph: graph, arguments: ["--config", config.path] + arguments)
+            for (id, frequency) in loops {
+                _ = try ToneLoops.make(id: id, frequency: frequency, in: daemon.userSoundscapes)
+            }
+            try daemon.start(launcher: launcher)
             try daemon.must("volume", "100")
             try daemon.must("play", "tone")
         }
+
+        /// Runs soundscaped without the harness's `--log-level debug`, which would win over the file's.
+        static let withoutLogLevelFlag = [
+            "/bin/sh", "-c",
+            #"exe=$1; shift; skip=; for a; do shift; if [ -n "$skip" ]; then skip=; continue; fi; if [ "$a" = --log-level ]; then skip=1; continue; fi; set -- "$@" "$a"; done; exec "$exe" "$@""#,
+            "sh",
+        ]
 
         func write(_ text: String) throws {
             try text.write(to: config, atomically: true, encoding: .utf8)
@@ -106,6 +118,67 @@ struct ReloadTests {
             #expect(try setup.daemon.status()["signer"] is NSNull)
             #expect(kill(pid_t(pid), 0) != 0, "the removed signer host still runs")
             #expect(try setup.level() > -15)
+        }
+    }
+
+    /// The `.now` settings the `Reloader` hands to the PipeWire output and the log
+    /// handler (ReloadEffectTests proves the others below the daemon): each reload
+    /// changes what the running daemon does, not only what `reload` says.
+    @Test("a reload applies the call rules, the cache budget and the log level at once")
+    func callRulesCacheAndLogLevel() throws {
+        try PipeWireGraph.withGraph { graph in
+            func file(_ logLevel: String, roles: String, apps: String, cacheSize: Int) -> String {
+                "log-level = \(logLevel)\ninterruption-roles = \(roles)\nvoip-apps = \(apps)\ncache-size = \(cacheSize)\n"
+            }
+            let cache = graph.directory.appendingPathComponent("pcm").path
+            // cache-size = 0: "tone" plays by decoding, nothing is cached.
+            let setup = try Setup(
+                graph: graph, config: file("warning", roles: "Phone", apps: "nobody", cacheSize: 0),
+                arguments: ["--cache-dir", cache], loops: ["tone": 440, "tone2": 550], launcher: Setup.withoutLogLevelFlag)
+            try graph.createNullSink(name: "phone")
+            try graph.setDefaultSink(name: "speaker")
+            let events = try setup.daemon.followEvents()
+            defer { events.stop() }
+
+            // log-level: warning hides notices (the start's own among them); the reload to info shows its own.
+            try setup.write(file("info", roles: "Phone", apps: "nobody", cacheSize: 512))
+            try setup.daemon.must("reload")
+            try waitUntil(timeout: .seconds(5), "the reload's notice, under the reloaded log-level info") {
+                graph.logTail(lines: 100).contains("reloaded \(setup.config.path)")
+            }
+            // cache-size: the next loop played is cached under the new budget.
+            try setup.daemon.must("play", "tone2")
+            try waitUntil(timeout: .seconds(10), "tone2 to be cached under the reloaded cache-size") {
+                ((try? FileManager.default.contentsOfDirectory(atPath: cache)) ?? []).contains { $0.hasSuffix(".f32") }
+            }
+
+            let wav = graph.directory.appendingPathComponent("call.wav")
+            try ChildProcess.run([
+                "sox", "-n", "-b", "16", "-r", "48000", "-c", "1", wav.path, "synth", "60", "sine", "300", "vol", "0.3",
+            ]).requireSuccess()
+            // interruption-roles: a Communication stream is no call until the reload names the role.
+            let call = try graph.play(wav, mediaRole: "Communication", target: "phone")
+            try waitUntil(timeout: .seconds(5), "the call's stream in the graph") {
+                !((try? graph.snapshot().nodes(ofProcess: call.pid)) ?? []).isEmpty
+            }
+            #expect(try setup.daemon.status()["state"] as? String == "playing")
+            try setup.write(file("info", roles: "Communication", apps: "nobody", cacheSize: 512))
+            try setup.daemon.must("reload")
+            _ = try events.next(reason: "interrupted")
+            call.signal(SIGTERM)
+            _ = try events.next(reason: "resumed")
+
+            // voip-apps: a Music stream of pw-play is no call until the reload names the application.
+            let app = try graph.play(wav, mediaRole: "Music", target: "phone")
+            try waitUntil(timeout: .seconds(5), "the application's stream in the graph") {
+                !((try? graph.snapshot().nodes(ofProcess: app.pid)) ?? []).isEmpty
+            }
+            #expect(try setup.daemon.status()["state"] as? String == "playing")
+            try setup.write(file("info", roles: "Communication", apps: "pw-play, pw-cat", cacheSize: 512))
+            try setup.daemon.must("reload")
+            _ = try events.next(reason: "interrupted")
+            app.signal(SIGTERM)
+            _ = try events.next(reason: "resumed")
         }
     }
 
