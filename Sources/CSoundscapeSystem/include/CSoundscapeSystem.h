@@ -38,7 +38,7 @@ pid_t scs_gettid(void);
 
 /// `preadv2` with `RWF_NOWAIT`: reads only what the page cache holds and never waits
 /// for the disk (-1 with EAGAIN instead). What it can still cost is listed at its
-/// one caller, `PCMLoopReader.readWithoutWaiting` (Sources/SoundscapeAudio/Cache/PCMCache.swift).
+/// one caller, `PCMLoopReader.readWithoutWaiting` (Sources/SoundscapeAudio/RealTime/PCMLoopReader.swift).
 ssize_t scs_pread_nowait(int fd, void *buffer, size_t count, off_t offset);
 
 /// `open(path, O_RDONLY | O_CLOEXEC | O_NOATIME)`: reads through it never update the
