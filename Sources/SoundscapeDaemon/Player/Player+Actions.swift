@@ -69,7 +69,7 @@ extension Player {
     }
 
     /// The signer machine's actions that are the player's (`SignerSupervisor` carries out the rest).
-    func performSigner(_ actions: SignerSupervisor.PlayerActions) {
+    func performSigner(_ actions: [SignerMachine.Action]) {
         for action in actions {
             switch action {
             case .emit(let reason, let message):

@@ -63,14 +63,14 @@ extension Player {
 
     // MARK: The signer host
 
-    func makeSupervisor(_ host: SignerHost) -> SignerSupervisor {
+    func makeSupervisor(_ host: SignerHost) -> SignerSupervisor<SignerHost> {
         let clock = self.clock
         return SignerSupervisor(host: host, logger: logger, now: { clock.now }) { [weak self] fact in
             await self?.signerFact(fact)
         }
     }
 
-    private func signerFact(_ fact: SignerFact) {
+    private func signerFact(_ fact: SignerFact<SpawnedSigner>) {
         performSigner(signer?.handle(fact) ?? [])
     }
 

@@ -100,7 +100,7 @@ public actor Player {
     /// The signer-down cue, opened once at start (nil if it is missing: silence plays instead).
     var cue: SoundscapeData?
     /// Made in `restore` (its reports come back to this actor), or by a reload.
-    var signer: SignerSupervisor?
+    var signer: SignerSupervisor<SignerHost>?
     /// Whether the user wants the keep-alive session, as the machine last said
     /// (`.signerSession`): what a signer host configured by a reload starts from.
     var signerSession = false

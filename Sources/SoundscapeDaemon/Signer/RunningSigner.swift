@@ -2,18 +2,23 @@
 /// (`SignerInstances`), its process group, and the task that watches it.
 final class RunningSigner: Sendable {
     let id: Int
-    let process: SignerProcess
+    let pid: Int32
+    /// Sends a signal to its whole process group.
+    private let sendSignal: @Sendable (Int32) -> Void
     let task: Task<Void, Never>
 
-    init(id: Int, process: SignerProcess, task: Task<Void, Never>) {
+    init(id: Int, pid: Int32, signal: @escaping @Sendable (Int32) -> Void, task: Task<Void, Never>) {
         self.id = id
-        self.process = process
+        self.pid = pid
+        sendSignal = signal
         self.task = task
     }
 
-    var pid: Int32 { process.pid }
+    convenience init(id: Int, process: SignerProcess, task: Task<Void, Never>) {
+        self.init(id: id, pid: process.pid, signal: { process.signal($0) }, task: task)
+    }
 
     func signal(_ signal: Int32) {
-        process.signal(signal)
+        sendSignal(signal)
     }
 }

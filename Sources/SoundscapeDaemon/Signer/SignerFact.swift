@@ -2,9 +2,10 @@ import SoundscapeCore
 import SoundscapeSystem
 
 /// What a running signer instance (or its health command, or the clock) tells the player.
-enum SignerFact: Sendable {
-    /// A spawn asked for (`SignerHost.spawn`) is done.
-    case spawned(instance: Int, Result<SpawnedSigner, SpawnError>)
+/// `Spawned`: what the host's spawn gives (`SpawnedSigner` for the real `SignerHost`).
+enum SignerFact<Spawned: Sendable>: Sendable {
+    /// A spawn asked for (`SignerHosting.spawn`) is done.
+    case spawned(instance: Int, Result<Spawned, SpawnError>)
     case heartbeat(instance: Int)
     case exited(instance: Int, ExitReason)
     /// What its process group said on its notify socket (merged, see `SignerNotifySocket`).

@@ -22,7 +22,7 @@ import Synchronization
 /// bounded queue (`eventQueueLimit`); past that the backlog is dropped, and
 /// once the child reads again it first gets a fresh `snapshot` line whose
 /// `seq` shows how many events it missed.
-final class SignerHost: Sendable {
+final class SignerHost: SignerHosting {
     static let heartbeatLine = "heartbeat"
     static let eventQueueLimit = 1024
     static let maximumLineLength = 64 * 1024
@@ -44,6 +44,7 @@ final class SignerHost: Sendable {
     private let logger: Logger
     /// Where its processes are started (see `SignerSpawner`).
     let spawner: SignerSpawner
+    var writeExecuteDeniedFromOutside: Bool { spawner.writeExecuteDeniedFromOutside }
     /// The HTTP check's deadline, one timerfd reused by every check (`SignerHTTPProbe.Deadline`),
     /// and the one event loop both are confined to.
     private let httpDeadline = SignerHTTPProbe.Deadline()
@@ -169,7 +170,7 @@ final class SignerHost: Sendable {
 
     /// Watches a spawned instance: its facts arrive through `report` until it has exited.
     func attach(
-        _ spawned: SpawnedSigner, instance: Int, report: @escaping @Sendable (SignerFact) async -> Void
+        _ spawned: SpawnedSigner, instance: Int, report: @escaping @Sendable (SignerFact<SpawnedSigner>) async -> Void
     ) -> RunningSigner {
         let process = spawned.process
         let notify = spawned.notify
@@ -216,7 +217,7 @@ final class SignerHost: Sendable {
     private static func supervise(
         process: SignerProcess, instance: Int, hub: EventHub, group: any EventLoopGroup,
         logger: Logger, notify: SignerNotifySocket?, credentials: String?,
-        report: @escaping @Sendable (SignerFact) async -> Void
+        report: @escaping @Sendable (SignerFact<SpawnedSigner>) async -> Void
     ) async {
         let prefix = "signer[\(process.pid)]"
         // A signer that floods its output must not flood the journal: a hundred lines

@@ -23,17 +23,20 @@ import SoundscapeSystem
 /// instance is over (`.cancelProbe`), or the supervisor retires, it is cancelled
 /// (its process group killed), so no probe outlives what it was checking.
 ///
-/// Owned and used by the `Player` actor only (not Sendable).
-final class SignerSupervisor {
+/// Owned and used by the `Player` actor only (not Sendable). Generic over its host, so
+/// a test drives it with one that starts no process (SignerSupervisorTests).
+final class SignerSupervisor<Host: SignerHosting> {
+    typealias Fact = SignerFact<Host.Spawned>
+
     /// The machine's actions the player performs (`.emit`, `.scheduleTick`, `.availability`):
     /// the others are carried out here.
     typealias PlayerActions = [SignerMachine.Action]
 
     private var machine: SignerMachine
-    private let host: SignerHost
+    private let host: Host
     private let logger: Logger
     /// How a running instance's facts reach the player (and so, this supervisor).
-    private let report: @Sendable (SignerFact) async -> Void
+    private let report: @Sendable (Fact) async -> Void
     private var instance: RunningSigner?
     /// Numbers the instances, and says which facts are stale (`SignerInstances`).
     private var instances = SignerInstances()
@@ -52,15 +55,15 @@ final class SignerSupervisor {
     private let clockWatch: ClockJumpWatch?
 
     init(
-        host: SignerHost, logger: Logger, now: @escaping @Sendable () -> ContinuousClock.Instant,
-        report: @escaping @Sendable (SignerFact) async -> Void
+        host: Host, logger: Logger, now: @escaping @Sendable () -> ContinuousClock.Instant,
+        report: @escaping @Sendable (Fact) async -> Void
     ) {
         self.host = host
         self.logger = logger
         self.now = now
         self.report = report
         probeFailures = RateLimitedLog(burst: 10, per: .seconds(600)) { logger.notice("\($0)") }
-        machine = SignerMachine(configuration: Self.machine(host.configuration, spawner: host.spawner))
+        machine = SignerMachine(configuration: Self.machine(host.configuration, host: host))
         _ = sleepDetector.observe(ClockJumpWatch.reading())
         clockWatch = ClockJumpWatch { reading in
             Task { await report(.clock(reading)) }
@@ -74,9 +77,9 @@ final class SignerSupervisor {
 
     /// The machine's configuration: the settings', and whether W^X reaches the signer from
     /// outside (a unit that imposes it on every process), so a crash at start is named right.
-    private static func machine(_ configuration: SignerConfiguration, spawner: SignerSpawner) -> SignerMachine.Configuration {
+    private static func machine(_ configuration: SignerConfiguration, host: Host) -> SignerMachine.Configuration {
         var machine = configuration.machine
-        machine.writeExecuteDenied = machine.writeExecuteDenied || spawner.writeExecuteDeniedFromOutside
+        machine.writeExecuteDenied = machine.writeExecuteDenied || host.writeExecuteDeniedFromOutside
         return machine
     }
 
@@ -84,7 +87,7 @@ final class SignerSupervisor {
     /// start, its timing, limits and health check at once.
     func reconfigure(_ configuration: SignerConfiguration) -> PlayerActions {
         host.reconfigure(configuration)
-        return drain(first: machine.reconfigure(Self.machine(configuration, spawner: host.spawner), now: now()))
+        return drain(first: machine.reconfigure(Self.machine(configuration, host: host), now: now()))
     }
 
     var status: SignerStatus { machine.status }
@@ -118,7 +121,7 @@ final class SignerSupervisor {
     }
 
     /// A fact from a running instance; facts of an instance already replaced are stale.
-    func handle(_ fact: SignerFact) -> PlayerActions {
+    func handle(_ fact: Fact) -> PlayerActions {
         switch fact {
         case .spawned(let id, let result):
             spawning = nil
@@ -168,9 +171,6 @@ final class SignerSupervisor {
 
     var hasInstance: Bool { instance != nil }
 
-    /// Events worth a warning in the log as well.
-    private static let warnings: Set<EventReason> = [.signerExited, .signerFailed, .signerHung, .signerUnhealthy, .signerDown]
-
     private func handle(_ input: SignerMachine.Input) -> PlayerActions {
         inbox.append(input)
         // An input raised by an action under way waits for the drain that is running.
@@ -208,7 +208,7 @@ final class SignerSupervisor {
             let host = self.host
             let report = self.report
             spawning = Task {
-                let result: Result<SpawnedSigner, SpawnError>
+                let result: Result<Host.Spawned, SpawnError>
                 do throws(SpawnError) {
                     result = .success(try await host.spawn(instance: id))
                 } catch {
@@ -226,7 +226,7 @@ final class SignerSupervisor {
         case .scheduleTick, .availability:
             return action
         case .emit(let reason, let message):
-            if Self.warnings.contains(reason) {
+            if signerWarnings.contains(reason) {
                 logger.warning("signer host: \(reason.rawValue)\(message.map { ": \($0)" } ?? "")")
             }
             return action
@@ -243,3 +243,6 @@ final class SignerSupervisor {
         }
     }
 }
+
+/// Signer events worth a warning in the log as well.
+private let signerWarnings: Set<EventReason> = [.signerExited, .signerFailed, .signerHung, .signerUnhealthy, .signerDown]
