@@ -149,7 +149,11 @@ let package = Package(
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ]),
         .testTarget(name: "SoundscapeStoreTests", dependencies: ["SoundscapeStore", "SoundscapeCore", "SoundscapeSystem"], exclude: ["Fixtures"]),
-        .testTarget(name: "SoundscapeAudioTests", dependencies: ["SoundscapeAudio", "SoundscapeLibrary", "SoundscapeSystem"]),
+        .testTarget(
+            name: "SoundscapeAudioTests",
+            dependencies: ["SoundscapeAudio", "SoundscapeLibrary", "SoundscapeSystem", "TestSupport", "CAllocationCounter"]),
+        // Counts allocations on the real-time thread (RealTimeAllocationTests); it replaces malloc, so tests only.
+        .target(name: "CAllocationCounter", dependencies: ["CSoundscapeShims"], path: "Tests/CAllocationCounter"),
         .testTarget(name: "SoundscapeLibraryTests", dependencies: ["SoundscapeLibrary", "SoundscapeCore", "SoundscapeSystem"]),
         .testTarget(name: "SystemdTests", dependencies: ["SoundscapeDaemon", "SoundscapeSystem"]),
         .testTarget(

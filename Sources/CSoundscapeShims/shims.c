@@ -85,3 +85,13 @@ int scs_loop_invoke(struct pw_loop *loop, spa_invoke_func_t func, uint32_t seq,
 void scs_loop_destroy_source(struct pw_loop *loop, struct spa_source *source) {
     pw_loop_destroy_source(loop, source);
 }
+
+static __thread bool real_time_thread;
+
+void scs_mark_real_time_thread(void) {
+    real_time_thread = true;
+}
+
+bool scs_on_real_time_thread(void) {
+    return real_time_thread;
+}

@@ -68,3 +68,12 @@ int scs_loop_invoke(struct pw_loop *loop, spa_invoke_func_t func, uint32_t seq,
 
 /// `pw_loop_destroy_source` is a macro.
 void scs_loop_destroy_source(struct pw_loop *loop, struct spa_source *source);
+
+/// Marks the calling thread as the real-time data thread: `PlaybackStream.process`
+/// calls it every cycle (a thread-local store, nothing more). Read by
+/// `scs_on_real_time_thread`, which the tests' allocation counter asks from
+/// inside malloc; the daemon itself never reads it.
+void scs_mark_real_time_thread(void);
+
+/// Whether the calling thread was marked by `scs_mark_real_time_thread`.
+bool scs_on_real_time_thread(void);

@@ -32,7 +32,8 @@ public final class PipeWireOutput: AudioOutput, @unchecked Sendable {
     private let threadLoop: OpaquePointer
     private let mainLoop: UnsafeMutablePointer<pw_loop>
     private let context: OpaquePointer
-    private let dataLoop: UnsafeMutablePointer<pw_loop>
+    /// Internal, not private, for the tests that run code on the data thread.
+    let dataLoop: UnsafeMutablePointer<pw_loop>
     private let renderer: Renderer
     private let refills: DataThreadRefill
     private let cache: PCMCache?

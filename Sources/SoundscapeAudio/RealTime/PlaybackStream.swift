@@ -85,6 +85,7 @@ final class PlaybackStream {
     /// graph's own format, a plane per channel, so PipeWire's converter has nothing
     /// to convert, and the renderer writes the two planes itself.
     private func process() {
+        scs_mark_real_time_thread()
         guard let buffer = pw_stream_dequeue_buffer(stream) else { return }
         let spaBuffer = buffer.pointee.buffer.pointee
         if spaBuffer.n_datas >= 2, let datas = spaBuffer.datas,
