@@ -43,6 +43,14 @@ let package = Package(
             dependencies: ["CPipeWire"]
         ),
         .target(name: "CSoundscapeSystem"),
+        // What `soundscapectl import` decodes, resamples, measures and encodes with.
+        .systemLibrary(
+            name: "CSoundscapeCodecs",
+            pkgConfig: "libopusenc",
+            providers: [.apt(["libsndfile1-dev", "libsoxr-dev", "libebur128-dev", "libopusenc-dev"])]
+        ),
+        // libopusenc's and libseccomp's variadic calls for the import worker (its sandbox).
+        .target(name: "CSoundscapeImport", dependencies: ["CSoundscapeCodecs"], linkerSettings: [.linkedLibrary("seccomp")]),
         // libseccomp, for the two filters the daemon applies itself (Support/Hardening.swift).
         .target(name: "CSoundscapeSandbox", linkerSettings: [.linkedLibrary("seccomp")]),
 
@@ -63,6 +71,11 @@ let package = Package(
         .target(
             name: "SoundscapeLibrary",
             dependencies: ["SoundscapeCore", "SoundscapeSystem"]
+        ),
+        // `soundscapectl import`: the loop, the loudness (pure, in Loop/) and the sandboxed worker.
+        .target(
+            name: "SoundscapeImport",
+            dependencies: ["SoundscapeCore", "SoundscapeSystem", "SoundscapeLibrary", "CSoundscapeCodecs", "CSoundscapeImport"]
         ),
         .target(
             name: "SoundscapeStore",
@@ -109,7 +122,7 @@ let package = Package(
         .executableTarget(
             name: "soundscapectl",
             dependencies: [
-                "SoundscapeCore", "SoundscapeSystem", "Varlink",
+                "SoundscapeCore", "SoundscapeSystem", "Varlink", "SoundscapeLibrary", "SoundscapeImport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -128,7 +141,7 @@ let package = Package(
         .executableTarget(
             name: "soundscape-fuzz",
             dependencies: [
-                "Varlink", "SoundscapeCore", "SoundscapeAudio", "SoundscapeLibrary", "SoundscapeDaemon",
+                "Varlink", "SoundscapeCore", "SoundscapeAudio", "SoundscapeLibrary", "SoundscapeDaemon", "SoundscapeImport",
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
             path: "Fuzz/SoundscapeFuzz"),
@@ -154,6 +167,7 @@ let package = Package(
             dependencies: ["SoundscapeAudio", "SoundscapeLibrary", "SoundscapeSystem", "TestSupport", "CAllocationCounter"]),
         // Counts allocations on the real-time thread (RealTimeAllocationTests); it replaces malloc, so tests only.
         .target(name: "CAllocationCounter", dependencies: ["CSoundscapeShims"], path: "Tests/CAllocationCounter"),
+        .testTarget(name: "SoundscapeImportTests", dependencies: ["SoundscapeImport", "SoundscapeLibrary", "SoundscapeCore"]),
         .testTarget(name: "SoundscapeLibraryTests", dependencies: ["SoundscapeLibrary", "SoundscapeCore", "SoundscapeSystem"]),
         .testTarget(name: "SystemdTests", dependencies: ["SoundscapeDaemon", "SoundscapeSystem"]),
         .testTarget(

@@ -8,10 +8,11 @@ ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
 # Build and run time: PipeWire, Opus, SQLite, libseccomp (the daemon's own W^X), sd-bus (the desktop
 # companion). Tests add the graph's daemons and tools.
 RUNTIME_PACKAGES=(pkg-config libpipewire-0.3-dev libspa-0.2-dev libopus-dev libopusfile-dev libsqlite3-dev libseccomp-dev
-                  libsystemd-dev pipewire pipewire-bin wireplumber dbus-daemon)
+                  libsystemd-dev libsndfile1-dev libsoxr-dev libebur128-dev libopusenc-dev pipewire pipewire-bin wireplumber
+                  dbus-daemon)
 # systemd: busctl, systemd-inhibit and systemd-notify; playerctl and python3-dbusmock for the desktop
 # tests; python3-sdnotify for the fixture signer, which speaks sd_notify as a real signer would.
-TEST_PACKAGES=(sox opus-tools python3 python3-venv procps systemd playerctl python3-dbusmock python3-sdnotify)
+TEST_PACKAGES=(sox opus-tools python3 python3-venv procps systemd playerctl python3-dbusmock python3-sdnotify lame)
 # The Python packages the tests take from PyPI, in a venv of their own (TEST_VENV), beside
 # Debian's python3: python-varlink (our IDL parses with independent varlink tooling), and
 # nostr-sdk pinned at 0.37.0, the last release with a NIP-46 remote signer

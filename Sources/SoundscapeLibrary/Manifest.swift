@@ -8,13 +8,17 @@ import SoundscapeCore
 import SoundscapeSystem
 
 /// `manifest.json` beside the built-in loops:
-/// `{"default": "ocean-waves", "soundscapes": [{"id", "title", "file", "gain"}]}`.
-struct Manifest: Decodable {
-    struct Item: Decodable {
+/// `{"default": "ocean-waves", "soundscapes": [{"id", "title", "file", "gain"}]}`; an
+/// imported recording's entry (`soundscapectl import`, in the user's folder) also has
+/// `source` (the recording's file name) and, when given, `credit` (author, licence).
+struct Manifest: Codable {
+    struct Item: Codable {
         var id: String
         var title: String?
         var file: String
         var gain: Float?
+        var source: String?
+        var credit: String?
     }
 
     var `default`: String?
@@ -56,7 +60,7 @@ extension Manifest {
             entries.append(
                 SoundscapeEntry(
                     id: id, title: item.title ?? item.id, path: FileSystem.join(directory, item.file),
-                    gain: gain, origin: origin))
+                    gain: gain, origin: origin, source: item.source, credit: item.credit))
         }
         return (entries, listed, manifest.default.flatMap(SoundscapeID.init), problems)
     }

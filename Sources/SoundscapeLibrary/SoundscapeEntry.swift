@@ -21,13 +21,22 @@ public struct SoundscapeEntry: Sendable, Equatable, Codable {
     /// `.opus`, an Ogg Vorbis file); nil when it begins as an Ogg Opus stream. Still listed,
     /// marked, so `list` says what is wrong with a file the user dropped in; `play` refuses it.
     public var unplayable: String?
+    /// An imported recording's file name, as the manifest has it (`soundscapectl import`).
+    public var source: String?
+    /// Who made it, under which licence, as the manifest has it (`soundscapectl import --credit`).
+    public var credit: String?
 
-    public init(id: SoundscapeID, title: String, path: String, gain: Float, origin: Origin, unplayable: String? = nil) {
+    public init(
+        id: SoundscapeID, title: String, path: String, gain: Float, origin: Origin, unplayable: String? = nil,
+        source: String? = nil, credit: String? = nil
+    ) {
         self.id = id
         self.title = title
         self.path = path
         self.gain = gain
         self.origin = origin
         self.unplayable = unplayable
+        self.source = source
+        self.credit = credit
     }
 }

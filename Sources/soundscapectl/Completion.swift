@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import SoundscapeCore
+import SoundscapeSystem
 import Varlink
 
 /// What the shell completions (`soundscapectl --generate-completion-script bash|zsh|fish`,
@@ -61,6 +62,16 @@ enum Completion {
     /// `play <TAB>`: the soundscape ids the running daemon offers; nothing when none answers.
     static func soundscapeIDs(completing words: [String]) async -> [String] {
         await ask(words, { try await $0.soundscapes().soundscapes.filter { $0.unplayable == nil }.map(\.id) }) ?? []
+    }
+
+    /// `remove <TAB>`: the imported soundscapes (the daemon's user ones; without a daemon,
+    /// the files in the user's folder).
+    static func importedIDs(completing words: [String]) async -> [String] {
+        if let ids = await ask(words, { try await $0.soundscapes().soundscapes.filter { $0.origin == "user" }.map(\.id) }) {
+            return ids
+        }
+        guard let folder = ImportLocations.standard.user else { return [] }
+        return (FileSystem.entries(of: folder) ?? []).filter { $0.hasSuffix(".opus") && !$0.hasPrefix(".") }.map { String($0.dropLast(5)) }.sorted()
     }
 
     /// `body`'s answer from the daemon the command line names, or nil when it does

@@ -19,7 +19,7 @@ struct Soundscapectl: AsyncParsableCommand {
         version: SoundscapedVersion.string,
         subcommands: [
             Play.self, Pause.self, Stop.self, VolumeCommand.self, Status.self, Reload.self, List.self, Events.self, Health.self, SetPreference.self,
-            ShowPreferences.self,
+            ShowPreferences.self, ImportCommand.self, Remove.self, ImportWorkerCommand.self,
         ])
 
     /// `soundscapectl --socket PATH status`: ArgumentParser parses an option of a parent
