@@ -10,10 +10,15 @@ The daemon (reached with soundscapectl, as its user) already plays, with the
 bunker as its signer and a health command that asks the bunker for a real
 signature (SIGN.PY one shot), every S seconds, failing after N failures of at
 most --timeout S each. Throughout, this follows the daemon's events, what the
-sink carries (scripts/sink_sound.py: soundscape, cue or silence, per 100 ms)
+sink carries (`soundscape-bench sink-sound`, TestSupport's CueClassifier:
+soundscape, cue or silence, per 100 ms)
 and a NIP-46 app asking the bunker for a signature every 0.5 s (SIGN.PY's loop,
 with PY: the Python that has nostr-sdk). Every time is taken on
 CLOCK_MONOTONIC as things arrive, and measured from the SIGSTOP.
+
+soundscape-bench is $SOUNDSCAPE_BENCH when set, else the checkout's debug build
+of it, built (or brought up to date, seconds after scripts/test) first when a
+Swift toolchain is found.
 
 Checked:
   1. before: the health check passes, the app's requests are answered, the sink
@@ -34,13 +39,13 @@ timeline on failure.
 import argparse
 import json
 import os
+import shutil
 import signal
 import subprocess
-import sys
 import threading
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def fail(message):
@@ -81,6 +86,22 @@ class Lines(threading.Thread):
         self.join(timeout=5)
 
 
+def bench():
+    """soundscape-bench, for its `sink-sound` (see the docstring above)."""
+    if os.environ.get("SOUNDSCAPE_BENCH"):
+        return os.environ["SOUNDSCAPE_BENCH"]
+    swift = shutil.which("swift") or next((p for p in ["/opt/swift/usr/bin/swift"] if os.access(p, os.X_OK)), None)
+    if swift:
+        built = subprocess.run([swift, "build", "--package-path", ROOT, "--product", "soundscape-bench"],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if built.returncode != 0:
+            fail(f"cannot build soundscape-bench:\n{built.stdout[-3000:]}")
+    path = os.path.join(ROOT, ".build", "debug", "soundscape-bench")
+    if not os.access(path, os.X_OK):
+        fail(f"no {path}: build it (swift build --product soundscape-bench) or set SOUNDSCAPE_BENCH")
+    return path
+
+
 def wait_for(seconds, what, condition, diagnose=lambda: ""):
     deadline = time.monotonic() + seconds
     while True:
@@ -107,9 +128,10 @@ def main():
     parser.add_argument("--retries", type=int, required=True)
     parser.add_argument("--timeout", type=float, required=True)
     arguments = parser.parse_args()
+    sink_sound = [bench(), "sink-sound", arguments.sink]
 
     events = Lines(["soundscapectl", "events", "--json"])
-    sink = Lines([sys.executable, os.path.join(HERE, "sink_sound.py"), arguments.sink])
+    sink = Lines(sink_sound)
     app = Lines([arguments.python, arguments.sign, "--uri", arguments.uri, "--every", "0.5", "--duration", "120",
                  "--timeout", "2"])
     t0 = None

@@ -32,6 +32,7 @@ struct Options: Codable, Sendable {
 
     static let usage = """
         usage: soundscape-bench [options]
+               soundscape-bench sink-sound SINK [--window SECONDS] [--manifest PATH]
 
         Plays the same file with soundscaped, pw-play, mpv and gst-launch-1.0, one after
         another on one private PipeWire graph (null sink), and measures each from /proc;
@@ -68,6 +69,9 @@ struct Options: Codable, Sendable {
           --probe-ms N         control under load: GetStatus interval (default 2)
           --no-stall-canary    control under load: no SCHED_FIFO canary thread telling machine stalls
           --no-daemon-details  only the players table
+
+        sink-sound: what SINK carries (soundscape, the signer-down cue, or silence), one JSON
+        line per window as it arrives (Benchmarks/SoundscapeBench/SinkSound.swift says more).
         """
 
     static func parse(_ arguments: [String]) throws -> Options {

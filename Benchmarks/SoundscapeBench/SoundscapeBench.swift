@@ -13,6 +13,9 @@ import Glibc
 @main
 struct SoundscapeBench {
     static func main() async {
+        // Modes that are no benchmark: tools for the scripts' checks.
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        if arguments.first == "sink-sound" { exit(SinkSound.main(Array(arguments.dropFirst()))) }
         let options: Options
         do {
             options = try Options.parse(Array(CommandLine.arguments.dropFirst()))

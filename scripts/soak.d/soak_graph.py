@@ -14,6 +14,8 @@ RELEASE_BIN = os.environ["RELEASE_BIN"]
 WORK = os.environ["SOAK_DIR"]
 RUNTIME = os.path.join(WORK, "runtime")
 CTL = os.path.join(RELEASE_BIN, "soundscapectl")
+# `sink-sound`: what a sink carries (soundscape, cue or silence), for the bunker's figures.
+BENCH = os.path.join(RELEASE_BIN, "soundscape-bench")
 # The sinks music may play to; "phone" takes the calls.
 SINKS = ["speaker", "headset"]
 

@@ -6,15 +6,10 @@ import math
 import os
 import struct
 import subprocess
-import sys
 import threading
 import time
 
-from soak_graph import CTL, ENV, ROOT, log, now
-
-# sink_sound.py stays in scripts/, beside scripts/check-bunker.py, which runs it too.
-sys.path.append(os.path.join(ROOT, "scripts"))
-from sink_sound import Classifier  # noqa: E402  (after the path it is found on)
+from soak_graph import BENCH, CTL, ENV, log, now
 
 THRESHOLD = 10 ** (-60 / 20)
 
@@ -22,10 +17,8 @@ THRESHOLD = 10 ** (-60 / 20)
 class Recorder(threading.Thread):
     """pw-record of one sink's monitor, analysed as it arrives: for each 10 ms, whether it was audible.
     Restarted whenever it ends (the server was killed, the sink destroyed). With `sounds`, also
-    what each 100 ms carried (sink_sound.Classifier: soundscape, cue, sound or silence), appended
+    what each 100 ms carried (soundscape, cue, sound or silence: a SinkSound beside it), appended
     there as (time it ended, kind)."""
-
-    WINDOW = 4800  # 100 ms at 48 kHz, sink_sound's window
 
     def __init__(self, sink, timeline, lock, sounds=None):
         super().__init__(daemon=True)
@@ -36,8 +29,11 @@ class Recorder(threading.Thread):
         self.stopped = False
         self.process = None
         self.last_block = 0.0
+        self.follower = SinkSound(sink, sounds, lock) if sounds is not None else None
 
     def run(self):
+        if self.follower:
+            self.follower.start()
         block = 480 * 2  # 10 ms of mono s16 at 48 kHz
         while not self.stopped:
             try:
@@ -49,8 +45,6 @@ class Recorder(threading.Thread):
                      "--rate", "48000", "--channels", "1", "-"], env=ENV, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
                 buffered = b""
                 cursor = None
-                # A new recording starts a new classification (a window's kind depends on the one before).
-                classifier, window = Classifier(self.WINDOW), []
                 while not self.stopped:
                     data = self.process.stdout.read1(65536)
                     if not data:
@@ -73,13 +67,6 @@ class Recorder(threading.Thread):
                         with self.lock:
                             self.timeline.append((cursor, rms > THRESHOLD))
                         cursor += 0.01
-                        if self.sounds is not None:
-                            window.extend(samples)
-                            if len(window) >= self.WINDOW:
-                                kind = classifier.classify([x / 32768 for x in window[:self.WINDOW]])[2]
-                                del window[:self.WINDOW]
-                                with self.lock:
-                                    self.sounds.append((cursor, kind))
                     buffered = buffered[count * block:]
                     if count:
                         self.last_block = arrived
@@ -92,11 +79,51 @@ class Recorder(threading.Thread):
         """A new pw-record for this sink (after the sink was made again)."""
         if self.process and self.process.poll() is None:
             self.process.kill()
+        if self.follower:
+            self.follower.restart()
 
     def stop(self):
         self.stopped = True
         if self.process and self.process.poll() is None:
             self.process.kill()
+        if self.follower:
+            self.follower.stop()
+
+
+class SinkSound(threading.Thread):
+    """`soundscape-bench sink-sound SINK` (TestSupport's CueClassifier, 100 ms windows): what the
+    sink carried, appended to `sounds` as (time the window ended, kind). Restarted whenever it ends,
+    as the recorder is; a new recording starts a new classification."""
+
+    def __init__(self, sink, sounds, lock):
+        super().__init__(daemon=True)
+        self.sink = sink
+        self.sounds = sounds
+        self.lock = lock
+        self.stopped = False
+        self.process = None
+
+    def run(self):
+        while not self.stopped:
+            try:
+                self.process = subprocess.Popen([BENCH, "sink-sound", self.sink], env=ENV, stdout=subprocess.PIPE,
+                                                stderr=subprocess.DEVNULL, text=True)
+                for line in self.process.stdout:
+                    window = json.loads(line)
+                    with self.lock:
+                        self.sounds.append((window["t"], window["kind"]))
+                self.process.wait()
+            except Exception as error:
+                log(f"sink-sound {self.sink}: {error}")
+            time.sleep(0.2)
+
+    def restart(self):
+        if self.process and self.process.poll() is None:
+            self.process.kill()
+
+    def stop(self):
+        self.stopped = True
+        self.restart()
 
 
 class EventFollower(threading.Thread):

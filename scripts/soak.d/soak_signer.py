@@ -232,7 +232,7 @@ SILENCING = ["pipewire-kill", "pipewire-stop", "call", "daemon-kill", "daemon-st
 
 def signing_report(requests, faults, sounds, start, stop):
     """The per-fault table and the cue's check. `sounds`: (t, kind) of every 100 ms at
-    either sink (sink_sound.Classifier's kinds)."""
+    either sink (`soundscape-bench sink-sound`'s kinds: TestSupport's CueClassifier)."""
     blocking = [(f["start"], f["lifted"]) for f in faults if f["type"] in SILENCING]
     faults = sorted((f for f in faults if f["type"] != "sink-return"), key=lambda f: f["start"])
     table = {}
