@@ -185,7 +185,8 @@ struct InterruptionTests {
             #expect(!log.contains("PipeWire error"), "\(log)")
 
             let bad = try setup.daemon.ctl("set", "interruption-mode", "loud")
-            #expect(bad.status == 1 && bad.stderr.contains("interruption-mode must be one of pause, duck, ignore"), "\(bad)")
+            // A value no daemon accepts is a usage error (64), whoever finds it (README, "Exit status").
+            #expect(bad.status == 64 && bad.stderr.contains("interruption-mode must be one of pause, duck, ignore"), "\(bad)")
             try setup.daemon.must("set", "auto-resume", "off")
             try setup.daemon.stop()
             try setup.daemon.start()

@@ -68,6 +68,9 @@ import SoundscapeCore
         #expect(broken.count == 1)
         #expect(broken.first?.body.contains("keeps crashing") == true)
         #expect(broken.first?.body.contains("health check") == false)
+        // A limit reached says which, and what to run (issue 37).
+        #expect(broken.first?.body.contains("signer-crash-limit") == true, "\(broken.first?.body ?? "")")
+        #expect(broken.first?.body.contains("soundscapectl play") == true, "\(broken.first?.body ?? "")")
     }
 
     @Test func anUnknownHealthRaisesNothing() {
