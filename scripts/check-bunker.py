@@ -16,6 +16,9 @@ and a NIP-46 app asking the bunker for a signature every 0.5 s (SIGN.PY's loop,
 with PY: the Python that has nostr-sdk). Every time is taken on
 CLOCK_MONOTONIC as things arrive, and measured from the SIGSTOP.
 
+The event reasons looked for are checked against those the installed daemon
+declares (scripts/events.py): an unknown one fails the check at once.
+
 soundscape-bench is $SOUNDSCAPE_BENCH when set, else the checkout's debug build
 of it, built (or brought up to date, seconds after scripts/test) first when a
 Swift toolchain is found.
@@ -44,6 +47,8 @@ import signal
 import subprocess
 import threading
 import time
+
+from events import Reasons  # beside this file: the installed daemon's event reasons
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -128,6 +133,9 @@ def main():
     parser.add_argument("--retries", type=int, required=True)
     parser.add_argument("--timeout", type=float, required=True)
     arguments = parser.parse_args()
+    # Every reason looked for is one the daemon declares: a renamed event fails here, not by a timeout.
+    reasons = Reasons()
+    interruption = reasons("interrupted", "resumed")
     sink_sound = [bench(), "sink-sound", arguments.sink]
 
     events = Lines(["soundscapectl", "events", "--json"])
@@ -141,7 +149,7 @@ def main():
 
     def diagnose():
         seen = [f"{since(t)} {e.get('reason')}" + (f" ({e['message']})" if e.get("message") else "") for t, e in events.snapshot()
-                if e.get("type") == "signer" or e.get("reason") in ("interrupted", "resumed")]
+                if e.get("type") == "signer" or e.get("reason") in interruption]
         windows = sink.snapshot()
         start = t0 - 2 if t0 is not None else (windows[-1][1]["t"] - 10 if windows else 0)
         timeline = "".join({"silence": ".", "cue": "c", "soundscape": "S", "sound": "s"}[w["kind"]]
@@ -150,6 +158,7 @@ def main():
                 f" . silence, s undecided): {timeline}")
 
     def event(reason, after, **wanted):
+        reasons(reason)
         for t, e in events.snapshot():
             if t >= after and e.get("reason") == reason and all(e.get(k) == v for k, v in wanted.items()):
                 return t, e

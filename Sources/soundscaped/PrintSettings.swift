@@ -7,9 +7,11 @@ import SoundscapeAudio
 import SoundscapeCore
 import SoundscapeLibrary
 
-/// `soundscaped --print-settings [--json]`: every setting from the table, and the
-/// player's timings that scripts (the soak) reason with, so they ask the daemon
-/// rather than restate its values.
+/// `soundscaped --print-settings [--json]`: every setting from the table, the
+/// player's timings that scripts (the soak) reason with, and the events' reasons and
+/// types (the IDL's `Event.reason`, from the same enums), so scripts ask the daemon
+/// rather than restate its values, and a name they check for that the daemon does not
+/// know fails them (scripts/events.py).
 enum PrintSettings {
     struct Entry: Encodable {
         let key: String
@@ -39,10 +41,17 @@ enum PrintSettings {
         let seconds: Double
     }
 
+    /// Every event's `reason` and `type`, as `soundscapectl events --json` writes them.
+    struct Events: Encodable {
+        let reasons: [String]
+        let types: [String]
+    }
+
     struct Document: Encodable {
         let version: String
         let settings: [Entry]
         let player: Player
+        let events: Events
     }
 
     static func print(json: Bool, environment: [String: String], executablePath: String) {
@@ -72,7 +81,9 @@ enum PrintSettings {
         }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        let data = (try? encoder.encode(Document(version: SoundscapedVersion.string, settings: entries, player: player))) ?? Data()
+        let events = Events(reasons: EventReason.allCases.map(\.rawValue), types: EventType.allCases.map(\.rawValue))
+        let document = Document(version: SoundscapedVersion.string, settings: entries, player: player, events: events)
+        let data = (try? encoder.encode(document)) ?? Data()
         Swift.print(String(decoding: data, as: UTF8.self))
     }
 }

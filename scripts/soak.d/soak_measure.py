@@ -9,7 +9,9 @@ import subprocess
 import threading
 import time
 
-from soak_graph import BENCH, CTL, ENV, log, now
+from soak_graph import BENCH, CTL, ENV, REASON, log, now
+
+SNAPSHOT, SIGNER_DOWN, SIGNER_RESTORED = REASON("snapshot", "signerDown", "signerRestored")
 
 THRESHOLD = 10 ** (-60 / 20)
 
@@ -147,13 +149,13 @@ class EventFollower(threading.Thread):
                 for line in self.process.stdout:
                     event = json.loads(line)
                     seq = event.get("seq")
-                    if event.get("reason") != "snapshot" and last is not None and seq != last + 1:
+                    if event.get("reason") != SNAPSHOT and last is not None and seq != last + 1:
                         self.gaps.append((now(), last, seq))
                     last = seq
                     self.events += 1
                     signer = event.get("signer") or {}
                     self.signer.append((now(), signer.get("state") == "running"))
-                    if event.get("reason") in ("signerDown", "signerRestored"):
+                    if event.get("reason") in (SIGNER_DOWN, SIGNER_RESTORED):
                         self.verdicts.append((now(), event["reason"]))
                 self.process.wait()
             except Exception as error:

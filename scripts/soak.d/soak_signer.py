@@ -37,7 +37,7 @@ import signal
 import subprocess
 import time
 
-from soak_graph import ENV, ROOT, WORK, daemon_settings, daemon_status, log, now, wait_for
+from soak_graph import ENV, REASON, ROOT, WORK, daemon_settings, daemon_status, log, now, wait_for
 
 NIP46 = os.path.join(ROOT, "Tests/EndToEndTests/Fixtures/nip46")
 # The health check's timings, as scripts/check-package's: a check every 2 s, each at
@@ -181,9 +181,9 @@ def declared_down(verdicts, stop):
     """The daemon's own signerDown … signerRestored windows, from its events."""
     windows, since = [], None
     for t, reason in verdicts:
-        if reason == "signerDown" and since is None:
+        if reason == REASON("signerDown") and since is None:
             since = t
-        elif reason == "signerRestored" and since is not None:
+        elif reason == REASON("signerRestored") and since is not None:
             windows.append((since, t))
             since = None
     if since is not None:
