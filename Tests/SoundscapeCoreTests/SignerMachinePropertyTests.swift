@@ -82,7 +82,7 @@ import SoundscapeCore
                 world.wanted = value
             case .resetFailure:
                 sessionStarted = true
-            case .spawned(let pid):
+            case .spawned(_, let pid):
                 world.spawnPending = false
                 world.pid = pid
                 world.terminated = false

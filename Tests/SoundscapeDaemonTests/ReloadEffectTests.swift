@@ -77,7 +77,7 @@ import TestSupport
                 let exit = machine.send(.exited(.exited(code: 1)), after: .milliseconds(100))
                 delays += exit.compactMap { if case .emit(.signerRestarting, let message?) = $0 { message } else { nil } }
                 #expect(machine.send(.tick, after: .seconds(2)).contains(.spawn))
-                machine.send(.spawned(pid: 101))
+                machine.send(.spawned(instance: 101, pid: 101))
             }
             #expect(delays == ["restarting in 1 s", "restarting in 2 s", "restarting in 2 s"])
         },
@@ -86,7 +86,7 @@ import TestSupport
             try machine.reload(configs.settings(signer + "signer-crash-limit = 2\n"))
             machine.send(.exited(.exited(code: 1)), after: .milliseconds(100))
             #expect(machine.send(.tick, after: .seconds(1)).contains(.spawn))
-            machine.send(.spawned(pid: 101))
+            machine.send(.spawned(instance: 101, pid: 101))
             let second = machine.send(.exited(.exited(code: 1)), after: .milliseconds(100))
             #expect(second.contains { if case .emit(.signerFailed, _) = $0 { true } else { false } }, "\(second)")
             #expect(machine.machine.status.state == .failed)
@@ -114,27 +114,27 @@ import TestSupport
             var machine = try configs.runningMachine(checked)
             let reload = try machine.reload(configs.settings(checked + "signer-health-interval = 2\n"), after: .seconds(1))
             #expect(reload.contains(.scheduleTick(at: machine.now + .seconds(2))), "\(reload)")
-            #expect(machine.send(.tick, after: .seconds(2)).contains(.probe(timeout: .seconds(5))), "not probed at the new interval")
+            #expect(machine.send(.tick, after: .seconds(2)).contains(.probe(instance: 100, timeout: .seconds(5))), "not probed at the new interval")
         },
         Settings.signerHealthTimeout.key: .here { configs in
             var machine = try configs.runningMachine(checked)
             try machine.reload(configs.settings(checked + "signer-health-timeout = 2\n"))
-            #expect(machine.send(.tick, after: .seconds(10)).contains(.probe(timeout: .seconds(2))))
+            #expect(machine.send(.tick, after: .seconds(10)).contains(.probe(instance: 100, timeout: .seconds(2))))
         },
         Settings.signerHealthRetries.key: .here { configs in
             let kept = checked + "signer-restart-on-unhealthy = false\n"
             var machine = try configs.runningMachine(kept)
             try machine.reload(configs.settings(kept + "signer-health-retries = 1\n"))
-            #expect(machine.send(.tick, after: .seconds(10)).contains(.probe(timeout: .seconds(5))))
-            let failed = machine.send(.probeFinished(.failed("exit status 1")), after: .milliseconds(10))
+            #expect(machine.send(.tick, after: .seconds(10)).contains(.probe(instance: 100, timeout: .seconds(5))))
+            let failed = machine.send(.probeFinished(instance: 100, .failed("exit status 1")), after: .milliseconds(10))
             #expect(failed.contains { if case .emit(.signerUnhealthy, _) = $0 { true } else { false } }, "\(failed)")
         },
         Settings.signerRestartOnUnhealthy.key: .here { configs in
             let once = checked + "signer-health-retries = 1\n"
             var machine = try configs.runningMachine(once + "signer-restart-on-unhealthy = false\n")
             try machine.reload(configs.settings(once + "signer-restart-on-unhealthy = true\n"))
-            #expect(machine.send(.tick, after: .seconds(10)).contains(.probe(timeout: .seconds(5))))
-            let failed = machine.send(.probeFinished(.failed("exit status 1")), after: .milliseconds(10))
+            #expect(machine.send(.tick, after: .seconds(10)).contains(.probe(instance: 100, timeout: .seconds(5))))
+            let failed = machine.send(.probeFinished(instance: 100, .failed("exit status 1")), after: .milliseconds(10))
             #expect(failed.contains(.terminate(.term)), "an unhealthy signer was not restarted: \(failed)")
         },
 
@@ -260,7 +260,7 @@ struct Configs: Sendable {
     func runningMachine(_ text: String) throws -> MachineInVirtualTime {
         var machine = try machine(text)
         #expect(machine.send(.session(true)).contains(.spawn))
-        machine.send(.spawned(pid: 100), after: .milliseconds(10))
+        machine.send(.spawned(instance: 100, pid: 100), after: .milliseconds(10))
         return machine
     }
 

@@ -35,9 +35,10 @@ struct SignerHealth: Sendable {
     private(set) var check: SignerMachine.HealthConfiguration?
     private(set) var state: SignerStatus.Health = .unknown
     private var failures = 0
-    /// The instance probes are for (the one running now), and the rule for stale results.
-    private var instances = SignerInstances()
-    private var running: Bool { instances.current != nil }
+    /// The instance probes are for: the one running now (its number, as the daemon's
+    /// `SignerInstances` gave it), nil between instances.
+    private var current: Int?
+    private var running: Bool { current != nil }
     /// The instance the probe now running was started for.
     private var probing: Int?
     /// When the running instance's next probe is due.
@@ -49,8 +50,8 @@ struct SignerHealth: Sendable {
 
     var isProbing: Bool { probing != nil }
 
-    mutating func instanceStarted(now: ContinuousClock.Instant) -> [SignerMachine.Action] {
-        _ = instances.begin()
+    mutating func instanceStarted(_ instance: Int, now: ContinuousClock.Instant) -> [SignerMachine.Action] {
+        current = instance
         failures = 0
         if state == .healthy || state == .degraded { state = .unknown }
         guard let check else { return [] }
@@ -65,8 +66,8 @@ struct SignerHealth: Sendable {
         // No instance is healthy once none runs (status said "restarting healthy" after a
         // SIGKILL); an unhealthy verdict stands until a check of a new one passes.
         if state == .healthy || state == .degraded { state = .unknown }
-        let probingIt = instances.isCurrent(probing)
-        instances.end()
+        let probingIt = probing != nil && probing == current
+        current = nil
         dueAt = nil
         return probingIt ? [.cancelProbe] : []
     }
@@ -108,11 +109,16 @@ struct SignerHealth: Sendable {
         return []
     }
 
-    mutating func finished(_ result: SignerProbeResult, now: ContinuousClock.Instant) -> ([SignerMachine.Action], Verdict) {
-        let current = instances.isCurrent(probing)
-        probing = nil
+    /// The result of the probe of `instance`: one about an instance that is not the current
+    /// one (it ended, or was replaced) is stale, and says nothing.
+    mutating func finished(
+        _ result: SignerProbeResult, instance: Int, now: ContinuousClock.Instant
+    ) -> ([SignerMachine.Action], Verdict) {
+        let ran = probing
+        if probing == instance { probing = nil }
+        let fresh = instance == ran && instance == current
         // One that fell due while this one ran (a resume, a new instance) goes now.
-        guard current, let check else { return (startIfDue(now: now), .none) }
+        guard fresh, let check else { return (startIfDue(now: now), .none) }
         let verdict: Verdict
         switch result {
         case .passed(let output):
@@ -147,10 +153,11 @@ struct SignerHealth: Sendable {
 
     private mutating func startIfDue(now: ContinuousClock.Instant) -> [SignerMachine.Action] {
         guard running, let check, probing == nil, let due = dueAt, now >= due else { return [] }
-        probing = instances.current
+        guard let instance = current else { return [] }
+        probing = instance
         // Every interval, from this start: a probe that ends in time does not push the next one back.
         let next = now + check.interval
         dueAt = next
-        return [.probe(timeout: check.timeout), .scheduleTick(at: next)]
+        return [.probe(instance: instance, timeout: check.timeout), .scheduleTick(at: next)]
     }
 }

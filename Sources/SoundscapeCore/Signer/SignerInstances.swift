@@ -3,8 +3,10 @@
 /// the instance it is about is the current one. A fact of an instance that has ended,
 /// or been replaced, is stale: it arrived late, and says nothing about the one now.
 ///
-/// `SignerSupervisor` (the processes) and `SignerHealth` (the probes) both keep one,
-/// so the rule is this type's, not theirs.
+/// `SignerSupervisor` keeps the one count: it numbers each instance as it spawns it,
+/// every fact (a heartbeat, a notification, an exit, a probe's result) carries the
+/// number, and `SignerMachine` (its `SignerHealth` included) is told it with `.spawned`,
+/// so both judge a fact by the same number.
 public struct SignerInstances: Sendable, Equatable {
     private var last = 0
     /// The instance now running (or being stopped), nil between instances.

@@ -71,7 +71,8 @@ extension SignerMachine {
         case retire
         /// The user pressed play: a failed signer gets a fresh start.
         case resetFailure
-        case spawned(pid: Int32)
+        /// Instance number `instance` (`SignerInstances`, counted by the daemon) runs as `pid`.
+        case spawned(instance: Int, pid: Int32)
         case spawnFailed(String)
         case exited(ExitReason)
         /// A `heartbeat` line on the signer's stdout.
@@ -79,7 +80,7 @@ extension SignerMachine {
         /// What the running instance's process group sent on its notify socket.
         case notify(SignerNotification)
         /// The health command ended.
-        case probeFinished(SignerProbeResult)
+        case probeFinished(instance: Int, SignerProbeResult)
         /// The machine was suspended this long (see `SleepDetector`).
         case resumed(slept: Duration)
         case tick
@@ -94,7 +95,7 @@ extension SignerMachine {
         case scheduleTick(at: ContinuousClock.Instant)
         case emit(EventReason, message: String?)
         /// Run the health check once, giving up (and killing its process group) after `timeout`.
-        case probe(timeout: Duration)
+        case probe(instance: Int, timeout: Duration)
         /// The probe running is for an instance that is over (or a check no longer
         /// configured): stop it; its result, if any comes, is stale.
         case cancelProbe

@@ -11,6 +11,8 @@
 public struct SignerMachine: Sendable {
     /// A running instance, as far as the machine knows it.
     struct Running: Sendable, Equatable {
+        /// Its number (`SignerInstances`), which every fact about it carries.
+        var instance: Int
         var pid: Int32
         var since: ContinuousClock.Instant
         var lastHeartbeat: ContinuousClock.Instant
@@ -144,13 +146,14 @@ public struct SignerMachine: Sendable {
             // crash loop pressed at would double from 1 s forever and never reach the limit.
             if phase == .failed { startSession() }
 
-        case .spawned(let pid):
-            let instance = Running(pid: pid, since: now, lastHeartbeat: now, ready: configuration.type == .simple)
+        case .spawned(let number, let pid):
+            let instance = Running(
+                instance: number, pid: pid, since: now, lastHeartbeat: now, ready: configuration.type == .simple)
             phase = .running(instance)
             livenessTickAt = nil
             actions.append(.emit(.signerStarted, message: "pid \(pid)"))
             actions += scheduleLiveness(instance)
-            actions += health.instanceStarted(now: now)
+            actions += health.instanceStarted(number, now: now)
 
         case .spawnFailed(let reason):
             lastExit = "could not start: \(reason)"
@@ -167,8 +170,8 @@ public struct SignerMachine: Sendable {
         case .notify(let notification):
             actions += notified(notification, now: now)
 
-        case .probeFinished(let result):
-            actions += probed(result, now: now)
+        case .probeFinished(let instance, let result):
+            actions += probed(result, instance: instance, now: now)
 
         case .resumed:
             // The signer was frozen too: its silence while asleep is no hang. Its relays,
@@ -262,8 +265,8 @@ public struct SignerMachine: Sendable {
         return actions
     }
 
-    private mutating func probed(_ result: SignerProbeResult, now: ContinuousClock.Instant) -> [Action] {
-        var (actions, outcome) = health.finished(result, now: now)
+    private mutating func probed(_ result: SignerProbeResult, instance: Int, now: ContinuousClock.Instant) -> [Action] {
+        var (actions, outcome) = health.finished(result, instance: instance, now: now)
         switch outcome {
         case .none:
             break

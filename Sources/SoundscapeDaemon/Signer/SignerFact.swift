@@ -10,8 +10,8 @@ enum SignerFact<Spawned: Sendable>: Sendable {
     case exited(instance: Int, ExitReason)
     /// What its process group said on its notify socket (merged, see `SignerNotifySocket`).
     case notify(instance: Int, SignerNotification)
-    /// The health command ended.
-    case probed(SignerProbeResult)
+    /// The health check of that instance ended.
+    case probed(instance: Int, SignerProbeResult)
     /// The wall clock was set, or the machine resumed: both clocks, read then.
     case clock(SleepDetector.Reading)
 }

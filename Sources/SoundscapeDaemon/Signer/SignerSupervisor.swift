@@ -45,7 +45,7 @@ final class SignerSupervisor<Host: SignerHosting> {
     /// The spawn under way, if any (its result comes back as `SignerFact.spawned`).
     private var spawning: Task<Void, Never>?
     /// The probe running now, if any: cancelled when its instance ends or on retire.
-    private var probe: (task: Task<Void, Never>, cancellation: SignerProbe.Cancellation)?
+    private var probe: (instance: Int, task: Task<Void, Never>, cancellation: SignerProbe.Cancellation)?
     private var stopWaiters: [CheckedContinuation<Void, Never>] = []
     /// The player's clock.
     private let now: @Sendable () -> ContinuousClock.Instant
@@ -136,7 +136,7 @@ final class SignerSupervisor<Host: SignerHosting> {
                 let started = host.attach(spawned, instance: id, report: report)
                 instance = started
                 logger.info("signer host started", metadata: ["pid": "\(started.pid)"])
-                return handle(.spawned(pid: started.pid))
+                return handle(.spawned(instance: id, pid: started.pid))
             case .failure(let error):
                 instances.end()
                 logger.error("cannot start the signer host: \(error)")
@@ -153,10 +153,11 @@ final class SignerSupervisor<Host: SignerHosting> {
         case .notify(let id, let notification):
             guard instances.isCurrent(id) else { return [] }
             return handle(.notify(notification))
-        case .probed(let result):
-            probe = nil
+        case .probed(let id, let result):
+            // The machine judges staleness (its instance may be over before the process is).
+            if probe?.instance == id { probe = nil }
             if case .failed(let reason) = result { probeFailures("signer health check failed: \(reason)") }
-            return handle(.probeFinished(result))
+            return handle(.probeFinished(instance: id, result))
         case .clock(let reading):
             guard let slept = sleepDetector.observe(reading) else { return [] }
             logger.notice("the machine slept \(SignerMachine.seconds(slept)) s; checking the signer now")
@@ -230,12 +231,15 @@ final class SignerSupervisor<Host: SignerHosting> {
                 logger.warning("signer host: \(reason.rawValue)\(message.map { ": \($0)" } ?? "")")
             }
             return action
-        case .probe(let timeout):
+        case .probe(let id, let timeout):
             cancelProbe()
             let host = self.host
             let report = self.report
             let cancellation = SignerProbe.Cancellation()
-            probe = (Task { await report(.probed(await host.probe(timeout: timeout, cancellation: cancellation))) }, cancellation)
+            probe = (
+                id, Task { await report(.probed(instance: id, await host.probe(timeout: timeout, cancellation: cancellation))) },
+                cancellation
+            )
             return nil
         case .cancelProbe:
             cancelProbe()

@@ -16,6 +16,12 @@ struct SignerDriver {
     let origin: ContinuousClock.Instant
     private(set) var now: ContinuousClock.Instant
     var showsVerdict = false
+    /// The instance of the last probe the machine asked for: what `.probeFinished(result)` is about.
+    private(set) var lastProbe: Int?
+
+    /// Stands for "the probe in flight" in what tests send and expect (`.probe(timeout:)`,
+    /// `.probeFinished(result)`): the driver puts the real instance in, and shows each probe with this.
+    static let probeInFlight = -1
 
     /// The lifecycle suites' grace: long, and unlike any lifecycle deadline, so the
     /// verdict's tick is told apart by its deadline alone.
@@ -34,7 +40,7 @@ struct SignerDriver {
     @discardableResult
     mutating func send(_ input: SignerMachine.Input, after elapsed: Duration = .zero) -> [Action] {
         now = now + elapsed
-        return shown(machine.handle(input, now: now))
+        return shown(machine.handle(resolved(input), now: now))
     }
 
     /// Moves the fake clock to `instant` (never backwards), then feeds `input`.
@@ -42,7 +48,12 @@ struct SignerDriver {
     mutating func send(_ input: SignerMachine.Input, at instant: ContinuousClock.Instant) -> [Action] {
         precondition(instant >= now, "the fake clock only moves forwards")
         now = instant
-        return shown(machine.handle(input, now: now))
+        return shown(machine.handle(resolved(input), now: now))
+    }
+
+    private func resolved(_ input: SignerMachine.Input) -> SignerMachine.Input {
+        guard case .probeFinished(Self.probeInFlight, let result) = input else { return input }
+        return .probeFinished(instance: lastProbe ?? Self.probeInFlight, result)
     }
 
     /// A reload's new configuration, at the current instant.
@@ -51,7 +62,12 @@ struct SignerDriver {
         shown(machine.reconfigure(configuration, now: now))
     }
 
-    private func shown(_ actions: [Action]) -> [Action] {
+    private mutating func shown(_ actions: [Action]) -> [Action] {
+        let actions = actions.map { action -> Action in
+            guard case .probe(let instance, let timeout) = action else { return action }
+            lastProbe = instance
+            return .probe(instance: Self.probeInFlight, timeout: timeout)
+        }
         guard !showsVerdict else { return actions }
         // The verdict's deadlines are all at least a grace after the origin; the lifecycle's
         // are never that far out in these suites.
@@ -106,4 +122,16 @@ extension [SignerMachine.Action] {
     }
 
     func count(of action: SignerMachine.Action) -> Int { filter { $0 == action }.count }
+}
+
+extension SignerMachine.Input {
+    /// Instance `pid`: each instance a test spawns has a pid of its own, so it numbers them too.
+    static func spawned(pid: Int32) -> Self { .spawned(instance: Int(pid), pid: pid) }
+    /// The result of the probe in flight (`SignerDriver` puts its instance in).
+    static func probeFinished(_ result: SignerProbeResult) -> Self { .probeFinished(instance: SignerDriver.probeInFlight, result) }
+}
+
+extension SignerMachine.Action {
+    /// A probe of the instance that runs (`SignerDriver` shows every probe so).
+    static func probe(timeout: Duration) -> Self { .probe(instance: SignerDriver.probeInFlight, timeout: timeout) }
 }
