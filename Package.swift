@@ -75,7 +75,7 @@ let package = Package(
         // `soundscapectl import`: the loop, the loudness (pure, in Loop/) and the sandboxed worker.
         .target(
             name: "SoundscapeImport",
-            dependencies: ["SoundscapeCore", "SoundscapeSystem", "SoundscapeLibrary", "CSoundscapeCodecs", "CSoundscapeImport"]
+            dependencies: ["SoundscapeCore", "SoundscapeSystem", "SoundscapeLibrary", "CSoundscapeCodecs", "CSoundscapeImport", "COpusFile"]
         ),
         .target(
             name: "SoundscapeStore",

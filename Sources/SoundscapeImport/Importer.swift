@@ -123,7 +123,7 @@ public enum Importer {
             throw ImportRefusal("a soundscape '\(id)' exists already in \(folder) (--replace replaces it)")
         }
         let temporary = FileSystem.join(folder, ".import-\(getpid())-\(id.utf8.reduce(UInt32(5381)) { $0 &* 33 &+ UInt32($1) }).tmp")
-        let output = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        let output = open(temporary, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard output >= 0 else { throw ImportRefusal("cannot write in \(folder): \(String(cString: strerror(errno)))") }
         var keep = false
         defer {

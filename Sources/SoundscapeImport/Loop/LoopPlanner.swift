@@ -58,9 +58,9 @@ public enum LoopPlanner {
     public static let searchSeconds = 15.0
     /// Where the trim cuts: blocks of 100 ms quieter than this under the recording's median level.
     public static let trimBelowMedian: Float = 12
-    /// The sample peak a raised recording is limited to (dBFS): 1 dB under the -1 dBTP
+    /// The sample peak a raised recording is limited to (dBFS): 2 dB under the -1 dBTP
     /// ceiling, for the peaks between samples and the encoder's own overshoot.
-    public static let ceiling = -2.0
+    public static let ceiling = -3.0
     /// The most a quiet recording is raised (dB): beyond it, its own noise would be the sound.
     public static let maximumBoost = 30.0
     /// The longest recording imported (seconds): two hours.

@@ -1,3 +1,4 @@
+import COpusFile
 import CSoundscapeCodecs
 import CSoundscapeImport
 import Glibc
@@ -126,21 +127,68 @@ public enum ImportWorker {
         // is off the target by more than a few tenths (the limiter took some, or the crossfade
         // merged unlike halves), once more with the gain corrected.
         var plan = try planned.get()
-        var written = try writeLoop(plan, title: title, serial: serial, expectedShare: 0.5)
+        var ceiling = LoopPlanner.ceiling
+        var written = try writeLoop(plan, ceiling: ceiling, title: title, serial: serial)
         if abs(written.loudness - SoundscapeLoudness.target) > 0.3, plan.gain < LoopPlanner.maximumBoost {
             let peak = Decibels.of(Double(envelope.peak.max() ?? 0)) + plan.gain
             plan.gain = min(LoopPlanner.maximumBoost, plan.gain + SoundscapeLoudness.target - written.loudness)
-            plan.limits = plan.limits || peak - written.loudness + SoundscapeLoudness.target > LoopPlanner.ceiling
-            guard ftruncate(output, 0) == 0, lseek(output, 0, SEEK_SET) == 0 else { throw .write }
-            written = try writeLoop(plan, title: title, serial: serial, expectedShare: 0.5)
+            plan.limits = plan.limits || peak - written.loudness + SoundscapeLoudness.target > ceiling
+            written = try rewrite(plan, ceiling: ceiling, title: title, serial: serial)
         }
+        // The true peak of what a player decodes: the encoder can overshoot what went in.
+        for _ in 0..<2 {
+            let decoded = try decodedTruePeak()
+            guard decoded > SoundscapeLoudness.truePeakCeiling else { break }
+            ceiling -= decoded - SoundscapeLoudness.truePeakCeiling + 0.3
+            plan.limits = true
+            written = try rewrite(plan, ceiling: ceiling, title: title, serial: serial)
+        }
+        written.truePeak = try decodedTruePeak()
         return Outcome(
             plan: plan, sourceFrames: read, sourceRate: rate, sourceChannels: channels, loudness: written.loudness,
             truePeak: written.truePeak, limiterDepth: written.limiterDepth)
     }
 
+    static func rewrite(
+        _ plan: LoopPlan, ceiling: Double, title: String?, serial: Int32
+    ) throws(ImportError) -> (loudness: Double, truePeak: Double, limiterDepth: Double) {
+        guard ftruncate(output, 0) == 0, lseek(output, 0, SEEK_SET) == 0 else { throw .write }
+        return try writeLoop(plan, ceiling: ceiling, title: title, serial: serial)
+    }
+
+    /// The output decoded (libopusfile, from the descriptor it was written to): its true peak (dBTP).
+    static func decodedTruePeak() throws(ImportError) -> Double {
+        guard lseek(output, 0, SEEK_SET) == 0 else { throw .write }
+        var callbacks = OpusFileCallbacks()
+        guard let stream = op_fdopen(&callbacks, dup(output), "rb") else { throw .write }
+        var error: Int32 = 0
+        guard let file = op_open_callbacks(stream, &callbacks, nil, 0, &error) else {
+            _ = callbacks.close?(stream)
+            throw .encoder("its own output does not decode (\(error))")
+        }
+        defer { op_free(file) }
+        guard let meter = ebur128_init(2, UInt(LoopPlanner.sampleRate), Int32(EBUR128_MODE_TRUE_PEAK.rawValue)) else {
+            throw .unsupported("cannot measure loudness")
+        }
+        defer { destroyMeter(meter) }
+        var buffer = [Float](repeating: 0, count: 2 * 5760)
+        while true {
+            let frames = buffer.withUnsafeMutableBufferPointer { op_read_float_stereo(file, $0.baseAddress, Int32($0.count)) }
+            if frames < 0 { throw .encoder("its own output does not decode (\(frames))") }
+            if frames == 0 { break }
+            buffer.withUnsafeBufferPointer { _ = ebur128_add_frames_float(meter, $0.baseAddress, Int(frames)) }
+        }
+        var peak = 0.0
+        for channel in 0..<2 {
+            var value = 0.0
+            ebur128_true_peak(meter, UInt32(channel), &value)
+            peak = max(peak, value)
+        }
+        return Decibels.of(peak)
+    }
+
     static func writeLoop(
-        _ plan: LoopPlan, title: String?, serial: Int32, expectedShare: Double
+        _ plan: LoopPlan, ceiling: Double, title: String?, serial: Int32
     ) throws(ImportError) -> (loudness: Double, truePeak: Double, limiterDepth: Double) {
         var error: Int32 = 0
         guard let encoder = scs_opus_writer_open(output, 96000, serial, title, &error) else {
@@ -150,7 +198,7 @@ public enum ImportWorker {
         guard let outputMeter = ebur128_init(2, UInt(LoopPlanner.sampleRate), Int32(EBUR128_MODE_I.rawValue | EBUR128_MODE_TRUE_PEAK.rawValue))
         else { throw .unsupported("cannot measure loudness") }
         defer { destroyMeter(outputMeter) }
-        var stage = OutputStage(plan: plan, encoder: encoder, meter: outputMeter)
+        var stage = OutputStage(plan: plan, ceiling: ceiling, encoder: encoder, meter: outputMeter)
         let second = try SourceReader(descriptor: input)
         let start = plan.start
         let fade = plan.crossfade
@@ -160,7 +208,7 @@ public enum ImportWorker {
         var head = [Float](repeating: 0, count: 2 * fade)
         var wrap: [Float] = []
         var position = 0
-        var progress = Progress(expected: Double(end), share: expectedShare, offset: 0.5)
+        var progress = Progress(expected: Double(end), share: 0.5, offset: 0.5)
         try second.stream { (chunk) throws(ImportError) -> Bool in
             for frame in 0..<(chunk.count / 2) {
                 let here = position
@@ -254,9 +302,9 @@ struct OutputStage {
     /// where the file starts is what it is where the file ends (it continues from there).
     let preRoll = 9600
 
-    init(plan: LoopPlan, encoder: OpaquePointer, meter: UnsafeMutablePointer<ebur128_state>) {
+    init(plan: LoopPlan, ceiling: Double, encoder: OpaquePointer, meter: UnsafeMutablePointer<ebur128_state>) {
         gain = Float(Decibels.gain(plan.gain))
-        limiter = plan.limits ? PeakLimiter(ceiling: Float(Decibels.gain(LoopPlanner.ceiling))) : nil
+        limiter = plan.limits ? PeakLimiter(ceiling: Float(Decibels.gain(ceiling))) : nil
         self.encoder = encoder
         self.meter = meter
         total = plan.loop
