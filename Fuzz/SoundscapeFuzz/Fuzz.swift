@@ -1,6 +1,6 @@
 // libFuzzer targets for every parser that takes bytes from outside the daemon.
 // Built by scripts/fuzz with `-sanitize=fuzzer,address -D FUZZING`; the target is
-// chosen by $SOUNDSCAPE_FUZZ_TARGET (one binary, one build, eight targets):
+// chosen by $SOUNDSCAPE_FUZZ_TARGET (one binary, one build, ten targets):
 //   varlink-frames    the control socket's NUL framing, fed in chunks the fuzzer chooses
 //   varlink-request   a call message: JSON (deep nesting included) and the call's shape
 //   config            the config file, with its shell-word splitting
@@ -9,6 +9,8 @@
 //   signer-lines      the signer host's output, split into lines, in chunks
 //   notify-message    a datagram on a signer's NOTIFY_SOCKET (sd_notify), and its status line
 //   env-file          a signer-env-file (systemd's EnvironmentFile= syntax)
+//   container-probe   a recording's first bytes, as `soundscapectl import` probes them
+//   loop-plan         the import's trim and loop search, on an envelope made of the bytes
 // Each checks properties, not only "no crash": a precondition failure is a finding.
 // Every crash found becomes a regression test (Tests/*/FuzzRegressionTests.swift).
 #if FUZZING
@@ -52,6 +54,8 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     case "signer-lines": FuzzTargets.signerLines(bytes)
     case "notify-message": FuzzTargets.notifyMessage(bytes)
     case "env-file": FuzzTargets.environmentFile(bytes)
+    case "container-probe": ImportFuzzTargets.containerProbe(bytes)
+    case "loop-plan": ImportFuzzTargets.loopPlan(bytes)
     default:
         let message = "set SOUNDSCAPE_FUZZ_TARGET to one of \(FuzzTargets.names.joined(separator: ", "))\n"
         _ = message.utf8CString.withUnsafeBufferPointer { write(2, $0.baseAddress, $0.count - 1) }

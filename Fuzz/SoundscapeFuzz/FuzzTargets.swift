@@ -9,7 +9,7 @@ import SoundscapeCore
 enum FuzzTargets {
     static let names = [
         "varlink-frames", "varlink-request", "config", "ogg-pages", "manifest", "signer-lines",
-        "notify-message", "env-file",
+        "notify-message", "env-file", "container-probe", "loop-plan",
     ]
 
     /// The first byte chooses where the rest is cut into reads; the frames must be
