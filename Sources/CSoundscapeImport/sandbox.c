@@ -24,6 +24,9 @@ int scs_import_confine(void) {
         "sched_getaffinity", "clock_gettime", "clock_getres", "clock_nanosleep", "nanosleep", "gettimeofday",
         "getrandom", "rt_sigaction", "rt_sigprocmask", "rt_sigreturn", "sigaltstack", "restart_syscall",
         "exit", "exit_group", "prlimit64", "getrlimit", "uname", "membarrier",
+        // The Swift runtime's dispatch manager waits in epoll: refused, it would spin.
+        "epoll_wait", "epoll_pwait", "epoll_pwait2", "epoll_ctl", "epoll_create1", "eventfd2", "poll", "ppoll",
+        "timerfd_create", "timerfd_settime", "timerfd_gettime",
     };
     for (size_t i = 0; i < sizeof allowed / sizeof *allowed && result == 0; i++) {
         int number = seccomp_syscall_resolve_name(allowed[i]);

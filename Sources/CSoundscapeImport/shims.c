@@ -35,6 +35,8 @@ OggOpusEnc *scs_opus_writer_open(int fd, int32_t bitrate, int32_t serial, const 
     if (!encoder) return NULL;
     int result = ope_encoder_ctl(encoder, OPUS_SET_BITRATE(bitrate));
     if (result == OPE_OK) result = ope_encoder_ctl(encoder, OPUS_SET_VBR(1));
+    // 8 of 10: a third less time than the default, no audible difference on ambient noise at 96 kbit/s.
+    if (result == OPE_OK) result = ope_encoder_ctl(encoder, OPUS_SET_COMPLEXITY(8));
     if (result == OPE_OK) result = ope_encoder_ctl(encoder, OPE_SET_SERIALNO(serial));
     if (result != OPE_OK) {
         ope_encoder_destroy(encoder);

@@ -65,7 +65,9 @@ public enum Importer {
         public var sourceLoudness: Double
         public var gain: Double
         public var loudness: Double
+        /// dBTP of the file as it decodes; NaN when its samples stayed 3 dB under the ceiling (then `samplePeak` says).
         public var truePeak: Double
+        public var samplePeak: Double
         public var limiter: Double
         public var sourceRate: Int
         public var sourceChannels: Int
@@ -164,7 +166,7 @@ public enum Importer {
             trimmedHeadSeconds: number("start") / rate,
             usedSeconds: (number("loop") + number("crossfade")) / rate,
             sourceSeconds: number("frames") / number("rate"), sourceLoudness: number("source"), gain: number("gain"),
-            loudness: number("loudness"), truePeak: number("truePeak"), limiter: number("limiter"),
+            loudness: number("loudness"), truePeak: number("truePeak"), samplePeak: number("samplePeak"), limiter: number("limiter"),
             sourceRate: Int(number("rate").isFinite ? number("rate") : 0),
             sourceChannels: Int(number("channels").isFinite ? number("channels") : 0))
     }

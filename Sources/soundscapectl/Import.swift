@@ -100,7 +100,8 @@ enum ImportReport {
         var lines = [
             "\(result.replaced ? "Replaced" : "Imported") \(result.id) (\(result.path))",
             "  loop      \(time(result.loopSeconds)) from \(time(result.trimmedHeadSeconds))–\(time(result.trimmedHeadSeconds + result.usedSeconds)) of \(time(result.sourceSeconds)) (\(result.sourceRate) Hz, \(result.sourceChannels) ch)",
-            "  loudness  \(fixed(result.sourceLoudness)) → \(fixed(result.loudness)) LUFS (\(change)), true peak \(fixed(result.truePeak)) dBTP",
+            "  loudness  \(fixed(result.sourceLoudness)) → \(fixed(result.loudness)) LUFS (\(change)), "
+                + (result.truePeak.isFinite ? "true peak \(fixed(result.truePeak)) dBTP" : "peak \(fixed(result.samplePeak)) dBFS"),
         ]
         if result.limiter < -0.05 { lines.append("  limiter   up to \(fixed(-result.limiter)) dB on the loudest peaks") }
         lines.append("Play it with: soundscapectl play \(result.id)")

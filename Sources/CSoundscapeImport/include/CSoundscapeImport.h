@@ -6,7 +6,7 @@
 
 typedef struct OggOpusEnc OggOpusEnc;
 
-/// An Ogg Opus encoder (48 kHz, stereo, VBR at `bitrate` bit/s, Ogg serial `serial`,
+/// An Ogg Opus encoder (48 kHz, stereo, VBR at `bitrate` bit/s, complexity 8, Ogg serial `serial`,
 /// a TITLE comment when `title` is not NULL) that writes every page to `fd` (all of it,
 /// retrying short writes; a failed write, such as a full disk, fails the encoder's next
 /// call). NULL on failure, with libopusenc's error in `*error`.

@@ -29,12 +29,15 @@ public enum ImportWorker {
         public var sourceRate: Int
         public var sourceChannels: Int
         public var loudness: Double
+        /// dBTP of the file as it decodes; NaN when not measured (`samplePeak` stayed 3 dB under the ceiling).
         public var truePeak: Double
+        /// dBFS of what went into the encoder.
+        public var samplePeak: Double
         public var limiterDepth: Double
 
         var line: String {
             "result loop=\(plan.loop) start=\(plan.start) crossfade=\(plan.crossfade) trimmedEnd=\(plan.trimmedEnd) "
-                + "source=\(plan.loudness) gain=\(plan.gain) loudness=\(loudness) truePeak=\(truePeak) limiter=\(limiterDepth) "
+                + "source=\(plan.loudness) gain=\(plan.gain) loudness=\(loudness) truePeak=\(truePeak) samplePeak=\(samplePeak) limiter=\(limiterDepth) "
                 + "rate=\(sourceRate) channels=\(sourceChannels) frames=\(sourceFrames)"
         }
     }
@@ -136,22 +139,29 @@ public enum ImportWorker {
             written = try rewrite(plan, ceiling: ceiling, title: title, serial: serial)
         }
         // The true peak of what a player decodes: the encoder can overshoot what went in.
-        for _ in 0..<2 {
-            let decoded = try decodedTruePeak()
-            guard decoded > SoundscapeLoudness.truePeakCeiling else { break }
+        // Checked on the file as it decodes unless its samples stayed 3 dB under the ceiling
+        // before encoding (the encoder's overshoot and the peaks between samples are less).
+        guard written.samplePeak > SoundscapeLoudness.truePeakCeiling - 3 else {
+            return Outcome(
+                plan: plan, sourceFrames: read, sourceRate: rate, sourceChannels: channels, loudness: written.loudness,
+                truePeak: .nan, samplePeak: written.samplePeak, limiterDepth: written.limiterDepth)
+        }
+        var decoded = try decodedTruePeak()
+        for _ in 0..<2 where decoded > SoundscapeLoudness.truePeakCeiling {
             ceiling -= decoded - SoundscapeLoudness.truePeakCeiling + 0.3
             plan.limits = true
             written = try rewrite(plan, ceiling: ceiling, title: title, serial: serial)
+            decoded = try decodedTruePeak()
         }
-        written.truePeak = try decodedTruePeak()
+        written.truePeak = decoded
         return Outcome(
             plan: plan, sourceFrames: read, sourceRate: rate, sourceChannels: channels, loudness: written.loudness,
-            truePeak: written.truePeak, limiterDepth: written.limiterDepth)
+            truePeak: written.truePeak, samplePeak: written.samplePeak, limiterDepth: written.limiterDepth)
     }
 
     static func rewrite(
         _ plan: LoopPlan, ceiling: Double, title: String?, serial: Int32
-    ) throws(ImportError) -> (loudness: Double, truePeak: Double, limiterDepth: Double) {
+    ) throws(ImportError) -> (loudness: Double, truePeak: Double, samplePeak: Double, limiterDepth: Double) {
         guard ftruncate(output, 0) == 0, lseek(output, 0, SEEK_SET) == 0 else { throw .write }
         return try writeLoop(plan, ceiling: ceiling, title: title, serial: serial)
     }
@@ -189,13 +199,14 @@ public enum ImportWorker {
 
     static func writeLoop(
         _ plan: LoopPlan, ceiling: Double, title: String?, serial: Int32
-    ) throws(ImportError) -> (loudness: Double, truePeak: Double, limiterDepth: Double) {
+    ) throws(ImportError) -> (loudness: Double, truePeak: Double, samplePeak: Double, limiterDepth: Double) {
         var error: Int32 = 0
         guard let encoder = scs_opus_writer_open(output, 96000, serial, title, &error) else {
             throw .encoder(String(cString: ope_strerror(error)))
         }
         defer { ope_encoder_destroy(encoder) }
-        guard let outputMeter = ebur128_init(2, UInt(LoopPlanner.sampleRate), Int32(EBUR128_MODE_I.rawValue | EBUR128_MODE_TRUE_PEAK.rawValue))
+        // Loudness only: the true peak is measured on the file as it decodes (`decodedTruePeak`).
+        guard let outputMeter = ebur128_init(2, UInt(LoopPlanner.sampleRate), Int32(EBUR128_MODE_I.rawValue))
         else { throw .unsupported("cannot measure loudness") }
         defer { destroyMeter(outputMeter) }
         var stage = OutputStage(plan: plan, ceiling: ceiling, encoder: encoder, meter: outputMeter)
@@ -247,13 +258,7 @@ public enum ImportWorker {
         try stage.finish(wrap: wrap)
         var loudness = 0.0
         ebur128_loudness_global(outputMeter, &loudness)
-        var peak = 0.0
-        for channel in 0..<2 {
-            var value = 0.0
-            ebur128_true_peak(outputMeter, UInt32(channel), &value)
-            peak = max(peak, value)
-        }
-        return (loudness, Decibels.of(peak), Decibels.of(Double(stage.deepest)))
+        return (loudness, .nan, Decibels.of(Double(stage.peak)), Decibels.of(Double(stage.deepest)))
     }
 
     static func probeInput() -> ContainerProbe.Finding {
@@ -298,6 +303,8 @@ struct OutputStage {
     var discard = 0
     var written = 0
     var buffer: [Float] = []
+    /// The largest sample that went into the encoder.
+    var peak: Float = 0
     /// Frames of the head's end run through the limiter before the loop, so that its gain
     /// where the file starts is what it is where the file ends (it continues from there).
     let preRoll = 9600
@@ -338,6 +345,7 @@ struct OutputStage {
         guard written < total else { return }
         buffer.append(left)
         buffer.append(right)
+        peak = max(peak, abs(left), abs(right))
         written += 1
         if buffer.count == buffer.capacity { try flush() }
     }
