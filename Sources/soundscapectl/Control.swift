@@ -272,6 +272,8 @@ struct SoundscapeListReply: Decodable, Sendable {
         let isDefault: Bool
         /// Why the file cannot play; nil when it can (and from a daemon before 0.3.1).
         let unplayable: String?
+        /// Who made it, under which licence (an import's `--credit`); nil when not given.
+        let credit: String?
     }
 
     let soundscapes: [Item]

@@ -53,7 +53,8 @@ enum Output {
             var notes = [item.origin]
             if item.isDefault { notes.append("default") }
             if let why = item.unplayable { notes.append("UNPLAYABLE: \(why): \(item.path)") }
-            print("\(marker) \(item.id.padded(to: width))\(item.title)  (\(notes.joined(separator: ", ")))")
+            let credit = item.credit.map { "  — \($0)" } ?? ""
+            print("\(marker) \(item.id.padded(to: width))\(item.title)  (\(notes.joined(separator: ", ")))\(credit)")
         }
         let unplayable = list.soundscapes.filter { $0.unplayable != nil }.count
         if unplayable > 0 {

@@ -22,6 +22,13 @@ struct ImportTests {
         return try WAVFile.read(wav)
     }
 
+    /// `list --json`'s soundscapes by id.
+    private func listed(_ json: String) -> [String: [String: Any]] {
+        let object = (try? JSONSerialization.jsonObject(with: Data(json.utf8))) as? [String: Any]
+        let items = object?["soundscapes"] as? [[String: Any]] ?? []
+        return Dictionary(items.compactMap { item in (item["id"] as? String).map { ($0, item) } }) { first, _ in first }
+    }
+
     private func folderListing(_ daemon: Soundscaped) -> [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: daemon.userSoundscapes.path)) ?? []).sorted()
     }
@@ -65,6 +72,10 @@ struct ImportTests {
                 // The running daemon lists it, with its title and credit, without a restart.
                 let list = try daemon.must("list", "--json").stdout
                 #expect(list.contains("\"\(id)\""), "\(id) not listed: \(list)")
+                let item = try #require(listed(list)[id], "\(id) not listed: \(list)")
+                #expect(item["title"] as? String == id && item["credit"] as? String == "test material, CC0", "\(item)")
+                let line = try daemon.must("list").stdout.split(separator: "\n").first { $0.contains(" \(id) ") }
+                #expect(line?.hasSuffix("(user)  — test material, CC0") == true, "the credit is not shown: \(line ?? "no line")")
             }
             #expect(!folderListing(daemon).contains { $0.hasPrefix(".import-") })
         }

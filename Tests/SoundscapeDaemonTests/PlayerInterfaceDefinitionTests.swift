@@ -1,5 +1,6 @@
 import Foundation
 import SoundscapeCore
+import SoundscapeLibrary
 import Testing
 @testable import SoundscapeDaemon
 
@@ -64,6 +65,18 @@ import Testing
         }
         #expect(Set(try #require(IDLFields.of(type: "Status", in: idl)).map(\.name)) == (try keys(status)))
         #expect(Set(try #require(IDLFields.of(type: "Event", in: idl)).map(\.name)) == (try keys(event)))
+    }
+
+    /// A `Soundscape` in the IDL is what `ListSoundscapes` sends for an entry: every key, the optional ones too.
+    @Test func theIDLNamesEverySoundscapeField() throws {
+        let entry = SoundscapeEntry(
+            id: try #require(SoundscapeID("creek")), title: "Creek", path: "/x/creek.opus", gain: 1, origin: .user,
+            unplayable: "not Ogg Opus", source: "creek.wav", credit: "me, CC0")
+        let object = try JSONSerialization.jsonObject(with: JSONEncoder().encode(SoundscapeInfo(entry: entry, isDefault: false)))
+        let keys = Set(try #require(object as? [String: Any]).keys)
+        let fields = try #require(IDLFields.of(type: "Soundscape", in: PlayerInterfaceDefinition.idl))
+        #expect(Set(fields.map(\.name)) == keys)
+        #expect(fields.first { $0.name == "credit" }?.type == "?string")
     }
 
     /// The rule's checker finds what 255 refuses, and passes what it takes.

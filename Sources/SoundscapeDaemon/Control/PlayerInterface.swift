@@ -131,6 +131,7 @@ struct SoundscapeInfo: Encodable, Sendable {
     let gain: Float
     let isDefault: Bool
     let unplayable: String?
+    let credit: String?
 
     init(entry: SoundscapeEntry, isDefault: Bool) {
         id = entry.id.rawValue
@@ -140,6 +141,7 @@ struct SoundscapeInfo: Encodable, Sendable {
         gain = entry.gain
         self.isDefault = isDefault
         unplayable = entry.unplayable
+        credit = entry.credit
     }
 }
 

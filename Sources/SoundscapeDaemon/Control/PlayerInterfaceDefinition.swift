@@ -133,6 +133,7 @@ enum PlayerInterfaceDefinition {
         )
 
         # unplayable: why the file cannot play (not an Ogg Opus stream); absent when it can.
+        # credit: who made it, under which licence (an import's --credit); absent when not given.
         type Soundscape (
           id: string,
           title: string,
@@ -140,7 +141,8 @@ enum PlayerInterfaceDefinition {
           path: string,
           gain: float,
           isDefault: bool,
-          unplayable: ?string
+          unplayable: ?string,
+          credit: ?string
         )
 
         # Plays the soundscape (default: the current one), switching with a
