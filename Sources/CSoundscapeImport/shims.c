@@ -5,12 +5,19 @@
 #include <stddef.h>
 #include <unistd.h>
 
+static int last_write_error = 0;
+
+int scs_opus_writer_error(void) { return last_write_error; }
+
 static int write_all(void *user_data, const unsigned char *ptr, opus_int32 len) {
     int fd = (int)(intptr_t)user_data;
     while (len > 0) {
         ssize_t written = write(fd, ptr, (size_t)len);
         if (written < 0 && errno == EINTR) continue;
-        if (written <= 0) return 1;
+        if (written <= 0) {
+            last_write_error = written < 0 ? errno : EIO;
+            return 1;
+        }
         ptr += written;
         len -= (opus_int32)written;
     }

@@ -21,8 +21,8 @@ public struct ImportRefusal: Error, Sendable, CustomStringConvertible {
 /// recording (never blocking on a FIFO, refusing what is not a regular file), makes the
 /// temporary output in the user's folder, runs `ImportWorker` in a child process on those
 /// descriptors, and puts the result in place (rename, then the manifest, atomically, under
-/// a lock on the folder). A crash leaves only `.import-PID-*.tmp`, which the catalog never
-/// lists (not `*.opus`) and the next import removes.
+/// a lock on the folder: `ImportFolder`). A crash leaves only `.import-PID-*.tmp`, which the
+/// catalog never lists (not `*.opus`) and the next import, removal or daemon start removes.
 public enum Importer {
     /// The longest id `import` takes (a file name, a word in `list`).
     public static let maximumIDLength = 64
@@ -109,9 +109,9 @@ public enum Importer {
         guard FileSystemExtras.makeDirectories(folder) else {
             throw ImportRefusal("cannot make the soundscape folder \(folder): \(String(cString: strerror(errno)))")
         }
-        let lock = try Lock(folder)
+        let lock = try lockFolder(folder)
         defer { lock.release() }
-        removeStaleTemporaries(in: folder)
+        ImportFolder.removeLeftovers(in: folder)
         let target = FileSystem.join(folder, "\(id).opus")
         let manifestPath = FileSystem.join(folder, "manifest.json")
         let listed: String?
@@ -124,9 +124,10 @@ public enum Importer {
         if exists && !request.replace {
             throw ImportRefusal("a soundscape '\(id)' exists already in \(folder) (--replace replaces it)")
         }
-        let temporary = FileSystem.join(folder, ".import-\(getpid())-\(id.utf8.reduce(UInt32(5381)) { $0 &* 33 &+ UInt32($1) }).tmp")
+        let temporary = FileSystem.join(folder, ImportFolder.temporaryName(tag: "\(id.utf8.reduce(UInt32(5381)) { $0 &* 33 &+ UInt32($1) })"))
         let output = open(temporary, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard output >= 0 else { throw ImportRefusal("cannot write in \(folder): \(String(cString: strerror(errno)))") }
+        ImportFolder.hold(output)  // before the folder's lock goes: a clean-up sees a running import
         var keep = false
         defer {
             close(output)
@@ -137,7 +138,7 @@ public enum Importer {
         let line = try runWorker(request, input: input, output: output, progress: progress, refuse: refuse)
         guard fsync(output) == 0 else { throw refuse("writing the soundscape failed: \(String(cString: strerror(errno)))") }
 
-        let commit = try Lock(folder)
+        let commit = try lockFolder(folder)
         defer { commit.release() }
         if !request.replace && FileSystem.exists(target) {
             throw ImportRefusal("a soundscape '\(id)' exists already in \(folder) (--replace replaces it)")
@@ -150,11 +151,19 @@ public enum Importer {
         } catch {
             throw ImportRefusal("\(manifestPath): \(error)")
         }
+        // Both written whole before either is put in place: a full disk fails here, changing nothing.
+        let manifestTemporary = try writeTemporary(manifest, for: manifestPath, folder: folder)
         guard rename(temporary, target) == 0 else {
-            throw ImportRefusal("cannot put \(target) in place: \(String(cString: strerror(errno)))")
+            let why = String(cString: strerror(errno))
+            unlink(manifestTemporary)
+            throw ImportRefusal("cannot put \(target) in place: \(why)")
         }
         keep = true
-        try writeAtomically(manifest, to: manifestPath, folder: folder)
+        guard rename(manifestTemporary, manifestPath) == 0 else {
+            let why = String(cString: strerror(errno))
+            unlink(manifestTemporary)
+            throw ImportRefusal("cannot write \(manifestPath): \(why)")
+        }
         if let listed, listed != "\(id).opus" { unlink(FileSystem.join(folder, listed)) }
         syncDirectory(folder)
 
@@ -177,9 +186,9 @@ public enum Importer {
     public static func remove(_ id: SoundscapeID, folder: String, builtinIDs: Set<String>) throws(ImportRefusal) -> String {
         let name = id.rawValue
         let manifestPath = FileSystem.join(folder, "manifest.json")
-        let lock = try Lock(folder, create: false, missing: ImportRefusal("no imported soundscape '\(name)' (\(folder) does not exist)"))
+        let lock = try lockFolder(folder, missing: ImportRefusal("no imported soundscape '\(name)' (\(folder) does not exist)"))
         defer { lock.release() }
-        removeStaleTemporaries(in: folder)
+        ImportFolder.removeLeftovers(in: folder)
         let edited: (bytes: [UInt8], file: String?)
         do {
             edited = try UserManifest.removing(id: name, from: FileSystem.contents(of: manifestPath))
@@ -302,27 +311,31 @@ public enum Importer {
 
     // MARK: The folder
 
-    /// Removes what an import that died left: `.import-PID-*.tmp` of a process that is gone.
-    static func removeStaleTemporaries(in folder: String) {
-        for name in FileSystem.entries(of: folder) ?? [] where name.hasPrefix(".import-") && name.hasSuffix(".tmp") {
-            let digits = name.dropFirst(".import-".count).prefix { $0.isNumber }
-            if let pid = pid_t(digits), pid != getpid(), kill(pid, 0) == 0 || errno == EPERM { continue }
-            unlink(FileSystem.join(folder, name))
-        }
-    }
-
     static func writeAtomically(_ bytes: [UInt8], to path: String, folder: String) throws(ImportRefusal) {
-        let temporary = FileSystem.join(folder, ".import-\(getpid())-manifest.tmp")
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { throw ImportRefusal("cannot write \(path): \(String(cString: strerror(errno)))") }
-        let written = bytes.withUnsafeBytes { FileSystem.writeAll(descriptor, $0) }
-        let synced = fsync(descriptor) == 0
-        close(descriptor)
-        guard written, synced, rename(temporary, path) == 0 else {
+        let temporary = try writeTemporary(bytes, for: path, folder: folder)
+        guard rename(temporary, path) == 0 else {
             let why = String(cString: strerror(errno))
             unlink(temporary)
             throw ImportRefusal("cannot write \(path): \(why)")
         }
+    }
+
+    /// `bytes` in a temporary file of `folder`, written whole and synced: its path, to rename
+    /// to `path` (named in the refusal when it cannot be written; nothing is left then).
+    static func writeTemporary(_ bytes: [UInt8], for path: String, folder: String) throws(ImportRefusal) -> String {
+        let temporary = FileSystem.join(folder, ImportFolder.temporaryName(tag: "manifest"))
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw ImportRefusal("cannot write \(path): \(String(cString: strerror(errno)))") }
+        let written = bytes.withUnsafeBytes { FileSystem.writeAll(descriptor, $0) }
+        let failure = errno
+        let synced = written && fsync(descriptor) == 0
+        let why = String(cString: strerror(written ? errno : failure))
+        close(descriptor)
+        guard synced else {
+            unlink(temporary)
+            throw ImportRefusal("cannot write \(path): \(why)")
+        }
+        return temporary
     }
 
     static func syncDirectory(_ folder: String) {
@@ -332,26 +345,14 @@ public enum Importer {
         close(descriptor)
     }
 
-    /// An exclusive `flock` on the folder: one import or removal changes it at a time.
-    final class Lock {
-        private var descriptor: Int32
-
-        init(_ folder: String, create: Bool = true, missing: ImportRefusal? = nil) throws(ImportRefusal) {
-            descriptor = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-            guard descriptor >= 0 else {
-                if errno == ENOENT, let missing { throw missing }
-                throw ImportRefusal("cannot open \(folder): \(String(cString: strerror(errno)))")
-            }
-            while flock(descriptor, LOCK_EX) != 0 && errno == EINTR {}
+    /// The folder's lock (`ImportFolder.Lock`), or a refusal saying why not.
+    static func lockFolder(_ folder: String, missing: ImportRefusal? = nil) throws(ImportRefusal) -> ImportFolder.Lock {
+        do {
+            return try ImportFolder.Lock(folder)
+        } catch {
+            if error.code == ENOENT, let missing { throw missing }
+            throw ImportRefusal("cannot open \(folder): \(String(cString: strerror(error.code)))")
         }
-
-        func release() {
-            guard descriptor >= 0 else { return }
-            close(descriptor)
-            descriptor = -1
-        }
-
-        deinit { release() }
     }
 }
 

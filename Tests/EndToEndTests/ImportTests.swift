@@ -217,4 +217,91 @@ struct ImportTests {
             #expect(unknown.status == 1, "\(unknown)")
         }
     }
+
+    /// Starts `import` of `recording` and SIGKILLs it and its decoding child half-way: once the
+    /// child writes the loop into the temporary file. Returns that file's name.
+    private func killHalfWay(_ recording: URL, graph: PipeWireGraph, daemon: Soundscaped) throws -> String {
+        let events = try DirectoryEvents(daemon.userSoundscapes.path)
+        let ctl = try graph.spawn(try ProductLocator.soundscapectl().path, ["import", recording.path, "--id", "killed"], name: "import")
+        let temporary = try events.next(timeout: .seconds(30), "the import to write its temporary file\n\(graph.logTail(lines: 20))") {
+            mask, name in mask & UInt32(IN_MODIFY) != 0 && name.hasPrefix(".import-") && name.hasSuffix(".tmp")
+        }
+        // Its children, of whichever of its threads started them.
+        let workers = ProcFS.taskIDs(ctl.pid).flatMap { task in
+            (ProcFS.read("/proc/\(ctl.pid)/task/\(task)/children") ?? "").split(separator: " ").compactMap { Int32($0) }
+        }
+        ctl.signal(SIGKILL)  // first: else it would see its child die and clean up after it
+        for worker in workers { kill(worker, SIGKILL) }
+        #expect(workers.count == 1, "soundscapectl's decoding child, running when killed: \(workers)")
+        #expect(ctl.waitForExitStatus(timeout: .seconds(5)) == .signaled(SIGKILL))
+        try waitUntil(timeout: .seconds(5), "the killed decoder \(workers) to be gone") { !workers.contains(where: ProcFS.isAlive) }
+        return temporary
+    }
+
+    @Test("an import killed with SIGKILL half-way shows nothing; the daemon's start and the next import remove what it left")
+    func killedHalfWay() throws {
+        try ExternalTools.require(["sox"])
+        try PipeWireGraph.withGraph { graph in
+            try graph.createNullSink(name: "speaker")
+            let daemon = try Soundscaped(graph: graph)
+            try daemon.start()
+            // A minute of material: the decoder writes for a second or more.
+            let long = try ImportMaterial.make("long", container: .flac, rate: 44100, channels: 2, volume: 0.1, body: 60, in: graph.directory)
+            let before = folderListing(daemon)
+            func listedIDs() throws -> Set<String> {
+                Set(listed(try daemon.must("list", "--json").stdout).keys)
+            }
+            let builtins = try listedIDs()
+
+            let first = try killHalfWay(long, graph: graph, daemon: daemon)
+            #expect(folderListing(daemon) == (before + [first]).sorted(), "the leftover is the only change")
+            #expect(try listedIDs() == builtins, "a killed import is listed")
+            let plain = try daemon.must("list").stdout
+            #expect(!plain.contains("killed") && !plain.contains(".import-"), "\(plain)")
+
+            try daemon.stop()
+            try daemon.start()
+            #expect(folderListing(daemon) == before, "left after the daemon's start: \(folderListing(daemon))")
+
+            let second = try killHalfWay(long, graph: graph, daemon: daemon)
+            #expect(folderListing(daemon) == (before + [second]).sorted())
+            let short = try ImportMaterial.make("after", container: .wav, rate: 48000, channels: 2, volume: 0.1, in: graph.directory)
+            let next = try ctl(graph, nil, ["import", short.path])
+            #expect(next.succeeded, "\(next)")
+            #expect(
+                folderListing(daemon) == Set(before + ["after.opus", "manifest.json"]).sorted(),
+                "the next import leaves: \(folderListing(daemon))")
+            #expect(try listedIDs() == builtins.union(["after"]))
+        }
+    }
+
+    @Test("a full disk during the write: refused, naming the file and the reason; no partial or stray file")
+    func fullDisk() throws {
+        try ExternalTools.require(["sox", "unshare", "mount"])
+        try PipeWireGraph.withGraph { graph in
+            let recording = try ImportMaterial.make("full", container: .wav, rate: 48000, channels: 2, volume: 0.1, body: 20, in: graph.directory)
+            let data = graph.directory.appendingPathComponent("tiny-disk")
+            try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
+            // XDG_DATA_HOME on a 64 KiB tmpfs, in a mount namespace of its own (gone with it): the
+            // folder is made, the loop (a few hundred KiB) does not fit. What is left is listed inside.
+            let script = """
+                mount -t tmpfs -o size=64k,mode=0755 tmpfs "$1" || exit 90
+                "$2" import "$3" --id full
+                echo "status $?"
+                find "$1" -mindepth 1 -printf 'left %y %P\\n'
+                """
+            let result = try ChildProcess.run(
+                [
+                    "unshare", "-m", "--propagation", "private", "sh", "-c", script, "sh", data.path, try ProductLocator.soundscapectl().path,
+                    recording.path,
+                ],
+                environment: graph.environment(adding: ["XDG_DATA_HOME": data.path]), timeout: .seconds(60))
+            #expect(result.status == 0 && result.stdout.contains("status 1\n"), "\(result)")
+            #expect(
+                result.stderr.contains(recording.path) && result.stderr.contains("No space left on device"),
+                "not the file and the reason: \(result.stderr)")
+            let left = result.stdout.split(separator: "\n").filter { $0.hasPrefix("left ") }
+            #expect(left == ["left d soundscaped", "left d soundscaped/soundscapes"], "files left on the full disk: \(left)")
+        }
+    }
 }

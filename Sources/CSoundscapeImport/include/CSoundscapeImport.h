@@ -12,6 +12,9 @@ typedef struct OggOpusEnc OggOpusEnc;
 /// call). NULL on failure, with libopusenc's error in `*error`.
 OggOpusEnc *scs_opus_writer_open(int fd, int32_t bitrate, int32_t serial, const char *title, int *error);
 
+/// The errno of the last write that failed an encoder of `scs_opus_writer_open` (0: none yet).
+int scs_opus_writer_error(void);
+
 /// Confines the whole process, every thread of it, to work on the descriptors it has:
 /// a seccomp allow-list (TSYNC) of reading, writing, seeking and closing open files,
 /// memory (no writable-and-executable pages), time, futexes, threads, signals and exit.

@@ -151,7 +151,7 @@ public actor Player {
         // On their threads from now on, while the daemon sets up the rest: by the time `run`
         // needs them they are usually read.
         startupReads = StartupReads(
-            saved: keeper.startRestoring(), catalog: loader.startScan(),
+            saved: keeper.startRestoring(), catalog: loader.startScan(cleaningUp: true),
             signerDownCue: loader.startLoadingSignerDownCue())
     }
 

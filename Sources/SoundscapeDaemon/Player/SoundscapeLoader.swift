@@ -48,8 +48,13 @@ final class SoundscapeLoader: Sendable {
     }
 
     /// Begins a scan on the worker (after what is queued there); the caller awaits it later.
-    func startScan() -> WorkerThread.Job<SoundscapeCatalog> {
-        worker.start { [self] in current() }
+    /// `cleaningUp` (the daemon's start): first removes what crashed imports left in the
+    /// user's folder (`ImportFolder`), which no list shows.
+    func startScan(cleaningUp: Bool = false) -> WorkerThread.Job<SoundscapeCatalog> {
+        worker.start { [self] in
+            if cleaningUp, let user = locations.user { ImportFolder.cleanUp(user) }
+            return current()
+        }
     }
 
     /// The catalog as it is now (the file may be new, or gone), and `id` opened.

@@ -1,3 +1,5 @@
+import Glibc
+
 /// Why a recording was refused or its import failed: said to the user after the file's name.
 public enum ImportError: Error, Sendable, Equatable, CustomStringConvertible {
     case unreadable(String)
@@ -7,7 +9,8 @@ public enum ImportError: Error, Sendable, Equatable, CustomStringConvertible {
     case tooLong
     case plan(LoopPlanError)
     case encoder(String)
-    case write
+    /// The output could not be written: the errno (ENOSPC: the disk is full).
+    case write(Int32)
     case sandbox(String)
 
     public var description: String {
@@ -20,7 +23,7 @@ public enum ImportError: Error, Sendable, Equatable, CustomStringConvertible {
         case .tooLong: "longer than the limit of \(Int(LoopPlanner.maximumSeconds / 60)) minutes"
         case .plan(let error): error.description
         case .encoder(let why): "the Opus encoder failed: \(why)"
-        case .write: "writing the soundscape failed (is the disk full?)"
+        case .write(let code): "writing the soundscape failed: \(String(cString: strerror(code)))"
         case .sandbox(let why): "cannot confine the decoder: \(why)"
         }
     }

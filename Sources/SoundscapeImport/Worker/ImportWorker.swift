@@ -162,15 +162,15 @@ public enum ImportWorker {
     static func rewrite(
         _ plan: LoopPlan, ceiling: Double, title: String?, serial: Int32
     ) throws(ImportError) -> (loudness: Double, truePeak: Double, samplePeak: Double, limiterDepth: Double) {
-        guard ftruncate(output, 0) == 0, lseek(output, 0, SEEK_SET) == 0 else { throw .write }
+        guard ftruncate(output, 0) == 0, lseek(output, 0, SEEK_SET) == 0 else { throw .write(errno) }
         return try writeLoop(plan, ceiling: ceiling, title: title, serial: serial)
     }
 
     /// The output decoded (libopusfile, from the descriptor it was written to): its true peak (dBTP).
     static func decodedTruePeak() throws(ImportError) -> Double {
-        guard lseek(output, 0, SEEK_SET) == 0 else { throw .write }
+        guard lseek(output, 0, SEEK_SET) == 0 else { throw .write(errno) }
         var callbacks = OpusFileCallbacks()
-        guard let stream = op_fdopen(&callbacks, dup(output), "rb") else { throw .write }
+        guard let stream = op_fdopen(&callbacks, dup(output), "rb") else { throw .write(errno) }
         var error: Int32 = 0
         guard let file = op_open_callbacks(stream, &callbacks, nil, 0, &error) else {
             _ = callbacks.close?(stream)
@@ -358,7 +358,7 @@ struct OutputStage {
             return ope_encoder_write_float(encoder, samples.baseAddress, Int32(frames))
         }
         buffer.removeAll(keepingCapacity: true)
-        if result == OPE_WRITE_FAIL { throw .write }
+        if result == OPE_WRITE_FAIL { throw .write(scs_opus_writer_error()) }
         if result != OPE_OK { throw .encoder(String(cString: ope_strerror(result))) }
     }
 
@@ -372,7 +372,7 @@ struct OutputStage {
         }
         try flush()
         let result = ope_encoder_drain(encoder)
-        if result == OPE_WRITE_FAIL { throw .write }
+        if result == OPE_WRITE_FAIL { throw .write(scs_opus_writer_error()) }
         if result != OPE_OK { throw .encoder(String(cString: ope_strerror(result))) }
     }
 }
