@@ -4,23 +4,6 @@ import SoundscapeCore
 import SoundscapeSystem
 import Synchronization
 
-/// What survives a restart: the user's volume and soundscape, and whether
-/// they wanted it playing (so a crash or reboot resumes the keep-alive).
-public struct PersistedState: Sendable, Equatable {
-    public var volume: Int
-    public var soundscape: String?
-    public var wantsPlaying: Bool
-    /// The session goes on without sound (`wantsPlaying` is false then).
-    public var paused: Bool
-
-    public init(volume: Int, soundscape: String?, wantsPlaying: Bool, paused: Bool = false) {
-        self.volume = volume
-        self.soundscape = soundscape
-        self.wantsPlaying = wantsPlaying
-        self.paused = paused
-    }
-}
-
 public struct StoreError: Error, Sendable, CustomStringConvertible {
     public let description: String
 }
@@ -31,7 +14,7 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
 /// - A database is moved aside only when SQLite proves it damaged (`SQLITE_CORRUPT`
 ///   or `SQLITE_NOTADB`, or a failing `quick_check`), never because it is busy,
 ///   read-only, cannot be opened or the disk is full. What can still be read of
-///   it (the state and preferences rows) is carried into the fresh database.
+///   it (the state and preferences rows, the saved mixes) is carried into the fresh database.
 /// - A database that cannot be written (a read-only directory or file system, a
 ///   full disk at start) is opened read-only: the saved state is still loaded and
 ///   played as the user wanted, and the store reports itself not writable.
@@ -95,11 +78,15 @@ public final class StateStore: Sendable {
             }
             if let state = salvaged.state { try? Self.write(state, to: connection) }
             if let preferences = salvaged.preferences { try? Self.write(preferences, to: connection) }
-            let kept = [salvaged.state.map { _ in "the saved state" }, salvaged.preferences.map { _ in "the preferences" }]
-                .compactMap { $0 }
+            for mix in salvaged.mixes { try? Self.write(mix, to: connection) }
+            let kept = [
+                salvaged.state.map { _ in "the saved state" }, salvaged.preferences.map { _ in "the preferences" },
+                salvaged.mixes.isEmpty ? nil : "the saved mixes",
+            ].compactMap { $0 }
+            let keptList = kept.count < 2 ? kept.joined() : kept.dropLast().joined(separator: ", ") + " and " + (kept.last ?? "")
             notices.append(
                 "the state database was damaged (\(error)); moved it to \(aside)"
-                    + (kept.isEmpty ? " and started afresh" : "; \(kept.joined(separator: " and ")) could still be read and were kept"))
+                    + (kept.isEmpty ? " and started afresh" : "; \(keptList) could still be read and were kept"))
         } catch {
             // Busy, read-only, no space, cannot open for writing: no proof of damage. Read what is there.
             guard FileSystem.exists(path) else {
@@ -130,7 +117,7 @@ public final class StateStore: Sendable {
         try connection.execute("PRAGMA cache_size = -64")
         try checkIntegrity(connection)
         try migrate(connection)
-        for statement in [saveStateSQL, savePreferencesSQL, checkWritableSQL] {
+        for statement in [saveStateSQL, savePreferencesSQL, checkWritableSQL, saveMixSQL, deleteMixSQL, changesSQL] {
             try connection.prepare(kept: statement)
         }
         return connection
@@ -160,12 +147,13 @@ public final class StateStore: Sendable {
         }
     }
 
-    /// What can still be read of a damaged database, row by row.
-    private static func salvage(path: String) -> (state: PersistedState?, preferences: Preferences?) {
-        guard let connection = try? openForReading(path: path) else { return (nil, nil) }
+    /// What can still be read of a damaged database, table by table.
+    private static func salvage(path: String) -> (state: PersistedState?, preferences: Preferences?, mixes: [SavedMix]) {
+        guard let connection = try? openForReading(path: path) else { return (nil, nil, []) }
         let state = try? readState(connection)
         let preferences = try? readPreferences(connection)
-        return (state ?? nil, preferences ?? nil)
+        let mixes = try? readMixes(connection)
+        return (state ?? nil, preferences ?? nil, mixes ?? [])
     }
 
     /// Writing needs a read-write connection: a store opened read-only tries to
@@ -252,14 +240,29 @@ public final class StateStore: Sendable {
             value TEXT NOT NULL,
             updated_at NOT NULL);
         """,
+        // v7: layers (several soundscapes at once, each at a level) and saved mixes. The
+        // layers are JSON (`LayersColumn`), NULL when `soundscape` plays alone; `soundscape`
+        // is still written, the first layer's id, so an older build plays that one alone.
+        // An older build's writes leave `layers` as they were: they are read only while
+        // their first is still `soundscape` (`readState`). No earlier build had these
+        // columns or this table, so `user_version` alone guards them.
+        """
+        ALTER TABLE player_state ADD COLUMN layers TEXT;
+        ALTER TABLE player_state ADD COLUMN mix_name TEXT;
+        CREATE TABLE IF NOT EXISTS saved_mixes (
+            name TEXT PRIMARY KEY NOT NULL,
+            layers TEXT NOT NULL,
+            updated_at REAL NOT NULL);
+        """,
     ]
 
     /// The writes the daemon makes while it runs, compiled once at open (`SQLiteConnection.prepare(kept:)`).
     static let saveStateSQL = """
-        INSERT INTO player_state (id, volume, soundscape, wants_playing, paused, updated_at)
-        VALUES (1, ?, ?, ?, ?, ?)
+        INSERT INTO player_state (id, volume, soundscape, wants_playing, paused, layers, mix_name, updated_at)
+        VALUES (1, ?, ?, ?, ?, ?, ?, ?)
         ON CONFLICT(id) DO UPDATE SET volume = excluded.volume, soundscape = excluded.soundscape,
-            wants_playing = excluded.wants_playing, paused = excluded.paused, updated_at = excluded.updated_at
+            wants_playing = excluded.wants_playing, paused = excluded.paused, layers = excluded.layers,
+            mix_name = excluded.mix_name, updated_at = excluded.updated_at
         """
     /// Every preference in one statement (so all or none are written); names this build
     /// does not know (a newer build's) keep their rows.
@@ -269,6 +272,13 @@ public final class StateStore: Sendable {
         ON CONFLICT(name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at
         """
     static let checkWritableSQL = "INSERT OR REPLACE INTO health_probe (id, checked_at) VALUES (1, ?)"
+    static let saveMixSQL = """
+        INSERT INTO saved_mixes (name, layers, updated_at) VALUES (?, ?, ?)
+        ON CONFLICT(name) DO UPDATE SET layers = excluded.layers, updated_at = excluded.updated_at
+        """
+    static let deleteMixSQL = "DELETE FROM saved_mixes WHERE name = ?"
+    /// How many rows the last write changed (whether a delete found its row).
+    static let changesSQL = "SELECT changes() AS changes"
 
     static func migrate(_ connection: SQLiteConnection) throws(SQLiteError) {
         let version = Int(try connection.execute("PRAGMA user_version").first?["user_version"]?.integer ?? 0)
@@ -292,7 +302,9 @@ public final class StateStore: Sendable {
         }
     }
 
+    /// Refuses layers `LayersColumn.problem` finds fault with (a level beyond 0–100).
     public func save(_ state: PersistedState) throws(StoreError) {
+        if let problem = LayersColumn.problem(state.layers) { throw StoreError(description: "cannot save the state: \(problem)") }
         do {
             try open.withLock { [path] (open: inout Open) throws(SQLiteError) in
                 try Self.write(state, to: try Self.writable(&open, path: path))
@@ -321,6 +333,43 @@ public final class StateStore: Sendable {
         }
     }
 
+    /// The saved mixes, sorted by name. One whose layers cannot be read is left out
+    /// (`save` and `deleteMix` still reach it by its name).
+    public func loadMixes() throws(StoreError) -> [SavedMix] {
+        do {
+            return try open.withLock { (open: inout Open) throws(SQLiteError) in try Self.readMixes(open.connection) }
+        } catch {
+            throw StoreError(description: "cannot read the saved mixes: \(error)")
+        }
+    }
+
+    /// Saves `mix`, replacing one of the same name. Refuses an empty name, no layers,
+    /// and layers `LayersColumn.problem` finds fault with.
+    public func save(_ mix: SavedMix) throws(StoreError) {
+        if let problem = Self.problem(mix) { throw StoreError(description: "cannot save the mix '\(mix.name)': \(problem)") }
+        do {
+            try open.withLock { [path] (open: inout Open) throws(SQLiteError) in
+                try Self.write(mix, to: try Self.writable(&open, path: path))
+            }
+        } catch {
+            throw StoreError(description: "cannot save the mix '\(mix.name)': \(error)")
+        }
+    }
+
+    /// Deletes the mix called `name`; false when there was none.
+    public func deleteMix(named name: String) throws(StoreError) -> Bool {
+        do {
+            return try open.withLock { [path] (open: inout Open) throws(SQLiteError) in
+                // The lock keeps every other write off this connection until `changes()` is read.
+                let connection = try Self.writable(&open, path: path)
+                try connection.execute(Self.deleteMixSQL, [.text(name)])
+                return (try connection.execute(Self.changesSQL).first?["changes"]?.integer ?? 0) > 0
+            }
+        } catch {
+            throw StoreError(description: "cannot delete the mix '\(name)': \(error)")
+        }
+    }
+
     /// Proves a write goes through (for the health probe) without changing data.
     public func checkWritable() throws(StoreError) {
         do {
@@ -336,13 +385,44 @@ public final class StateStore: Sendable {
 
     /// `SELECT *`, so a database an older build wrote (a read-only one is never
     /// migrated) reads too: a missing column takes its default.
+    ///
+    /// The layers (v7) are read only while their first is `soundscape`: an older build
+    /// that has played another soundscape since wrote `soundscape` and left them as they
+    /// were. Layers that cannot be read (`LayersColumn.layers`) read as none, never as an
+    /// error: `soundscape` then plays alone.
     static func readState(_ connection: SQLiteConnection) throws(SQLiteError) -> PersistedState? {
         try connection.execute("SELECT * FROM player_state WHERE id = 1").first.map {
-            PersistedState(
-                volume: Int($0["volume"]?.integer ?? 50), soundscape: $0["soundscape"]?.text,
+            let soundscape = $0["soundscape"]?.text
+            var layers = $0["layers"]?.text.flatMap(LayersColumn.layers) ?? []
+            if layers.first?.soundscape != soundscape { layers = [] }
+            return PersistedState(
+                volume: Int($0["volume"]?.integer ?? 50), soundscape: soundscape,
                 wantsPlaying: ($0["wants_playing"]?.integer ?? 0) != 0,
-                paused: ($0["paused"]?.integer ?? 0) != 0)
+                paused: ($0["paused"]?.integer ?? 0) != 0,
+                layers: layers, mixName: layers.isEmpty ? nil : $0["mix_name"]?.text)
         }
+    }
+
+    /// Every mix `save` would take, sorted by name; none in a file from before v7 (a
+    /// read-only one is never migrated).
+    static func readMixes(_ connection: SQLiteConnection) throws(SQLiteError) -> [SavedMix] {
+        let table = try connection.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'saved_mixes'")
+        guard !table.isEmpty else { return [] }
+        return try connection.execute("SELECT name, layers FROM saved_mixes").compactMap { row -> SavedMix? in
+            guard let name = row["name"]?.text, let layers = row["layers"]?.text.flatMap(LayersColumn.layers) else {
+                return nil
+            }
+            let mix = SavedMix(name: name, layers: layers)
+            return problem(mix) == nil ? mix : nil
+        }
+        .sorted { $0.name < $1.name }
+    }
+
+    /// Why `mix` cannot be saved, nil when it can.
+    private static func problem(_ mix: SavedMix) -> String? {
+        if mix.name.isEmpty { return "a mix needs a name" }
+        if mix.layers.isEmpty { return "a mix needs at least one layer" }
+        return LayersColumn.problem(mix.layers)
     }
 
     /// Each preference from its `preference_values` row (v6), or for a name without one, from
@@ -382,9 +462,15 @@ public final class StateStore: Sendable {
         try connection.execute(
             saveStateSQL,
             [
-                .integer(Int64(state.volume)), state.soundscape.map { .text($0) } ?? .null,
-                .integer(state.wantsPlaying ? 1 : 0), .integer(state.paused ? 1 : 0), .real(unixSeconds()),
+                .integer(Int64(state.volume)), (state.layers.first?.soundscape ?? state.soundscape).map { .text($0) } ?? .null,
+                .integer(state.wantsPlaying ? 1 : 0), .integer(state.paused ? 1 : 0),
+                state.layers.isEmpty ? .null : .text(LayersColumn.text(state.layers)), state.mixName.map { .text($0) } ?? .null,
+                .real(unixSeconds()),
             ])
+    }
+
+    private static func write(_ mix: SavedMix, to connection: SQLiteConnection) throws(SQLiteError) {
+        try connection.execute(saveMixSQL, [.text(mix.name), .text(LayersColumn.text(mix.layers)), .real(unixSeconds())])
     }
 
     private static func write(_ preferences: Preferences, to connection: SQLiteConnection) throws(SQLiteError) {

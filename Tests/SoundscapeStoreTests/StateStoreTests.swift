@@ -31,6 +31,71 @@ import Testing
         #expect(try reopened.load() == saved)
     }
 
+    /// Layers and the mix's name survive; `soundscape` is written as the first layer's id
+    /// (what an older build plays), and a state without layers clears them.
+    @Test func layersSurviveReopeningWithTheFirstAsTheSoundscape() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let layers = [PersistedLayer(soundscape: "rain", level: 80), PersistedLayer(soundscape: "wind", level: 0)]
+        let store = try StateStore(directory: directory)
+        try store.save(PersistedState(volume: 37, soundscape: "fire", wantsPlaying: true, layers: layers, mixName: "night"))
+        let expected = PersistedState(volume: 37, soundscape: "rain", wantsPlaying: true, layers: layers, mixName: "night")
+        #expect(try StateStore(directory: directory).load() == expected)
+
+        try store.save(PersistedState(volume: 37, soundscape: "wind", wantsPlaying: true, mixName: "night"))
+        #expect(try StateStore(directory: directory).load() == PersistedState(volume: 37, soundscape: "wind", wantsPlaying: true))
+    }
+
+    @Test func aLayerLevelBeyond100IsRefused() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try StateStore(directory: directory)
+        let saved = PersistedState(volume: 37, soundscape: "rain", wantsPlaying: true)
+        try store.save(saved)
+        for level in [101, -1] {
+            #expect(throws: StoreError.self) {
+                try store.save(
+                    PersistedState(volume: 37, soundscape: "rain", wantsPlaying: true, layers: [.init(soundscape: "rain", level: level)]))
+            }
+        }
+        #expect(try store.load() == saved)
+    }
+
+    @Test func mixesAreSavedReplacedListedByNameAndDeleted() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let night = SavedMix(name: "night", layers: [.init(soundscape: "rain", level: 80), .init(soundscape: "wind", level: 20)])
+        let beach = SavedMix(name: "beach", layers: [.init(soundscape: "waves", level: 100)])
+        do {
+            let store = try StateStore(directory: directory)
+            #expect(try store.loadMixes() == [])
+            try store.save(SavedMix(name: "night", layers: [.init(soundscape: "fire", level: 5)]))
+            try store.save(beach)
+            try store.save(night)
+        }
+        let store = try StateStore(directory: directory)
+        #expect(try store.loadMixes() == [beach, night])
+        #expect(try store.deleteMix(named: "beach"))
+        #expect(try !store.deleteMix(named: "beach"))
+        #expect(try !store.deleteMix(named: "never saved"))
+        #expect(try StateStore(directory: directory).loadMixes() == [night])
+    }
+
+    /// What `loadMixes` could not read back is never written.
+    @Test(arguments: [
+        SavedMix(name: "", layers: [.init(soundscape: "rain", level: 50)]),
+        SavedMix(name: "empty", layers: []),
+        SavedMix(name: "loud", layers: [.init(soundscape: "rain", level: 50), .init(soundscape: "wind", level: 101)]),
+        SavedMix(name: "unnamed layer", layers: [.init(soundscape: "", level: 50)]),
+    ])
+    func aMixThatCannotBeReadBackIsRefused(_ mix: SavedMix) throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try StateStore(directory: directory)
+        #expect(throws: StoreError.self) { try store.save(mix) }
+        #expect(try store.loadMixes() == [])
+    }
+
     /// The writes are compiled once and kept: each call must bind every value
     /// afresh (a NULL after a text), and a failed write must leave the
     /// statement ready for the next one.
@@ -163,12 +228,19 @@ import Testing
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let path = directory + "/" + StateStore.fileName
-        let state = PersistedState(volume: 33, soundscape: "wind", wantsPlaying: true, paused: true)
+        let state = PersistedState(
+            volume: 33, soundscape: "wind", wantsPlaying: true, paused: true,
+            layers: [.init(soundscape: "wind", level: 70), .init(soundscape: "rain", level: 30)], mixName: "night")
         let preferences = Preferences(interruptionMode: .duck, duckLevel: 12, autoResume: false, pinnedSink: "usb")
+        let mixes = [
+            SavedMix(name: "beach", layers: [.init(soundscape: "waves", level: 90)]),
+            SavedMix(name: "night", layers: [.init(soundscape: "wind", level: 70), .init(soundscape: "rain", level: 30)]),
+        ]
         do {
             let store = try StateStore(directory: directory)
             try store.save(state)
             try store.save(preferences)
+            for mix in mixes { try store.save(mix) }
             // Something else in the file, taking pages after ours (as an older build's table might).
             let filler = try SQLiteConnection(path: path)
             try filler.execute("CREATE TABLE filler (id INTEGER PRIMARY KEY, data BLOB)")
@@ -188,7 +260,10 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: aside))
         #expect(try store.load() == state, "the state row could still be read: it must be kept")
         #expect(try store.loadPreferences() == preferences)
-        #expect(store.notices.first?.contains("could still be read and were kept") == true, "\(store.notices)")
+        #expect(try store.loadMixes() == mixes)
+        #expect(
+            store.notices.first?.contains("the saved state, the preferences and the saved mixes could still be read and were kept") == true,
+            "\(store.notices)")
         #expect(store.mode == .readWrite)
         try store.checkWritable()
     }
