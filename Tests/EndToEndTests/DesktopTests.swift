@@ -145,6 +145,38 @@ struct DesktopTests {
         }
     }
 
+    @Test("an import while the companion runs: Next reaches it, titled, and it plays; remove takes it off the list")
+    func importSeenByMPRIS() throws {
+        try ExternalTools.require(["sox"])
+        try PipeWireGraph.withGraph { graph in
+            let setup = try Setup(graph: graph)
+            try setup.daemon.must("play", "wind")
+            try setup.startCompanion()
+            try setup.waitForPlayerctl("metadata", "title", toSay: try setup.title(of: "wind"))
+
+            // Imported after the companion read the list: the user folder's manifest comes
+            // first in that folder, so it follows wind, the last built-in.
+            let recording = try ImportMaterial.make(
+                "creek", container: .wav, rate: 44100, channels: 2, volume: 0.05, in: graph.directory)
+            let imported = try graph.run(
+                [try ProductLocator.soundscapectl().path, "import", recording.path, "--title", "Creek at dusk"], timeout: .seconds(40))
+            try #require(imported.succeeded, "\(imported)")
+
+            _ = try setup.playerctl("next")
+            try setup.waitForPlayerctl("metadata", "title", toSay: "Creek at dusk")
+            try setup.waitForPlayerctl("status", toSay: "Playing")
+            #expect(try setup.daemon.status()["soundscape"] as? String == "creek")
+
+            // Removed while it plays: the daemon switches away, and Next no longer finds it.
+            try setup.daemon.must("remove", "creek")
+            try setup.waitForPlayerctl("metadata", "title", toSay: try setup.title(of: "ocean-waves"))
+            try setup.daemon.must("play", "wind")
+            try setup.waitForPlayerctl("metadata", "title", toSay: try setup.title(of: "wind"))
+            _ = try setup.playerctl("next")
+            try setup.waitForPlayerctl("metadata", "title", toSay: try setup.title(of: "alpha"))
+        }
+    }
+
     @Test("a signer that keeps crashing raises one notification naming it; with notifications off, none")
     func notifiesWhenTheSignerFails() throws {
         try PipeWireGraph.withGraph { graph in
