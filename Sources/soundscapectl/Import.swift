@@ -49,7 +49,9 @@ struct ImportCommand: ParsableCommand {
             The recording is decoded in a child process that can do nothing else (seccomp: no files opened, \
             no network, no programs; bounded memory). A recording under \(Int(LoopPlanner.minimumSeconds)) s \
             after trimming is refused. Prints the id, the loop's length and the loudness change; progress \
-            only on a terminal. Exit status: 0 imported; 1 refused (the file and the reason are named; \
+            only on a terminal. The file is written under a hidden temporary name and renamed into place: \
+            a full disk leaves nothing, a killed import only that temporary file, which the next import or \
+            the daemon's start removes. Exit status: 0 imported; 1 refused (the file and the reason are named; \
             nothing in the folder changed); 64 the command line is wrong (an id that is not a plain name).
             """)
 

@@ -54,6 +54,12 @@ for status in $statuses; do
         || die "soundscapectl(1)'s EXIT STATUS does not list $status, which --help does: $exits"
 done
 ! grep -q "exits 0 on success" <<< "$rendered" || die "soundscapectl(1) has the generic EXIT STATUS: $exits"
+# import and remove are documented with what they take; import-worker, which import runs
+# and its help hides, is not there (scripts/install drops it: the generator lists it).
+for entry in "import" "remove" "--id id" "--title title" "--credit text" "--replace"; do
+    grep -qxE -- "[[:space:]]+$entry([[:space:]].*)?" <<< "$rendered" || die "soundscapectl(1) does not document '$entry'"
+done
+! grep -q "import-worker" <<< "$rendered" || die "soundscapectl(1) lists import-worker, which is not for people"
 
 # The pages scripts/install generates from a command's help, against that help.
 (
