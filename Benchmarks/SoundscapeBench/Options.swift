@@ -33,6 +33,7 @@ struct Options: Codable, Sendable {
     static let usage = """
         usage: soundscape-bench [options]
                soundscape-bench sink-sound SINK [--window SECONDS] [--manifest PATH]
+               soundscape-bench import [--minutes N] [--hour-minutes N] [--rounds N] [--json FILE] ...
 
         Plays the same file with soundscaped, pw-play, mpv and gst-launch-1.0, one after
         another on one private PipeWire graph (null sink), and measures each from /proc;
@@ -69,6 +70,9 @@ struct Options: Codable, Sendable {
           --probe-ms N         control under load: GetStatus interval (default 2)
           --no-stall-canary    control under load: no SCHED_FIFO canary thread telling machine stalls
           --no-daemon-details  only the players table
+
+        import: `soundscapectl import` per format beside ffmpeg's decode and Opus encode of the
+        same file, and an hour's peak RSS (`soundscape-bench import --help`; docs/performance.md).
 
         sink-sound: what SINK carries (soundscape, the signer-down cue, or silence), one JSON
         line per window as it arrives (Benchmarks/SoundscapeBench/SinkSound.swift says more).

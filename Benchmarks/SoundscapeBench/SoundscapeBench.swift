@@ -13,9 +13,10 @@ import Glibc
 @main
 struct SoundscapeBench {
     static func main() async {
-        // Modes that are no benchmark: tools for the scripts' checks.
+        // Modes of their own: tools for the scripts' checks (sink-sound), the importer's figures (import).
         let arguments = Array(CommandLine.arguments.dropFirst())
         if arguments.first == "sink-sound" { exit(SinkSound.main(Array(arguments.dropFirst()))) }
+        if arguments.first == "import" { exit(ImportBench.main(Array(arguments.dropFirst()))) }
         let options: Options
         do {
             options = try Options.parse(Array(CommandLine.arguments.dropFirst()))
