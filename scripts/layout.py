@@ -433,7 +433,7 @@ def compare(committed_path, fresh_path, link_map, places, limit_kb):
     committed profile laid out (MAP: its link map). Code the daemon runs outside the hot part brings
     its 64 KB window in (fault-around): the windows such code lies in, beyond those the hot part fills
     anyway, are what the staleness costs. An estimate, deterministic for a given pair of profiles;
-    scripts/check-memory --fresh measures it. Held to the limit: code that runs and is not in the
+    scripts/bench memory --fresh measures it. Held to the limit: code that runs and is not in the
     profile at all (what a code change does: a new or renamed function). Reported: steady code in the
     profile's startup part, which a single run's timing moves by tens of sections."""
     committed, fresh = read_profile(committed_path), read_profile(fresh_path)

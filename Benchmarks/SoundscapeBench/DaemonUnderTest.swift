@@ -18,13 +18,16 @@ final class DaemonUnderTest: @unchecked Sendable {
     private(set) var process: ChildProcess?
     private(set) var client: VarlinkClient?
 
-    init(graph: PipeWireGraph, executable: String, extraArguments: [String], group: any EventLoopGroup) {
+    /// `stateDirectory`: its --state-dir (default: one the graph's daemons share).
+    init(
+        graph: PipeWireGraph, executable: String, extraArguments: [String], group: any EventLoopGroup, stateDirectory: URL? = nil
+    ) {
         self.graph = graph
         self.executable = executable
         self.extraArguments = extraArguments
         self.group = group
         socket = graph.directory.appendingPathComponent("soundscaped-bench/control.sock").path
-        stateDirectory = graph.directory.appendingPathComponent("soundscaped-bench-state")
+        self.stateDirectory = stateDirectory ?? graph.directory.appendingPathComponent("soundscaped-bench-state")
     }
 
     var pid: Int32? { process?.pid }
@@ -114,6 +117,16 @@ final class DaemonUnderTest: @unchecked Sendable {
             try await Task.sleep(for: .milliseconds(20))
         }
         throw HarnessError("soundscaped did not reach state '\(wanted)' within \(timeout) (it is '\(last)')")
+    }
+
+    /// The lines every daemon this graph ran logged as errors (its own ERROR lines and
+    /// PipeWire's errors): a gate fails on any.
+    static func loggedErrors(in graph: PipeWireGraph) -> [String] {
+        let logs = (try? FileManager.default.contentsOfDirectory(atPath: graph.logDirectory.path)) ?? []
+        return logs.filter { $0.hasPrefix("soundscaped") }.sorted().flatMap { name in
+            let text = (try? String(contentsOf: graph.logDirectory.appendingPathComponent(name), encoding: .utf8)) ?? ""
+            return text.split(separator: "\n").filter { $0.contains("ERROR") || $0.contains("PipeWire error") }.map { "\(name): \($0)" }
+        }
     }
 
     func stop() async {

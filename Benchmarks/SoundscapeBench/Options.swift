@@ -34,6 +34,9 @@ struct Options: Codable, Sendable {
         usage: soundscape-bench [options]
                soundscape-bench sink-sound SINK [--window SECONDS] [--manifest PATH]
                soundscape-bench import [--minutes N] [--hour-minutes N] [--rounds N] [--json FILE] ...
+               soundscape-bench wav level FILE | soundscape-bench wav tone FILE
+               soundscape-bench memory [--compare] [--fresh] [--daemon PATH] [BUDGET_KB]
+               soundscape-bench health-cost [--daemon PATH] [BUDGET_MS]
 
         Plays the same file with soundscaped, pw-play, mpv and gst-launch-1.0, one after
         another on one private PipeWire graph (null sink), and measures each from /proc;
@@ -76,6 +79,8 @@ struct Options: Codable, Sendable {
 
         sink-sound: what SINK carries (soundscape, the signer-down cue, or silence), one JSON
         line per window as it arrives (Benchmarks/SoundscapeBench/SinkSound.swift says more).
+        wav: a recording's level and peak, or the call's test tone (WAVTool.swift).
+        memory, health-cost: CI's budgets, exit 1 over the budget (Gates.swift).
         """
 
     static func parse(_ arguments: [String]) throws -> Options {

@@ -13,10 +13,16 @@ import Glibc
 @main
 struct SoundscapeBench {
     static func main() async {
-        // Modes of their own: tools for the scripts' checks (sink-sound), the importer's figures (import).
+        // Modes of their own: tools for the scripts' checks (sink-sound, wav), the importer's figures (import),
+        // CI's budgets (memory, health-cost).
         let arguments = Array(CommandLine.arguments.dropFirst())
         if arguments.first == "sink-sound" { exit(SinkSound.main(Array(arguments.dropFirst()))) }
         if arguments.first == "import" { exit(ImportBench.main(Array(arguments.dropFirst()))) }
+        if arguments.first == "wav" { exit(WAVTool.main(Array(arguments.dropFirst()))) }
+        if let gate = Gate(rawValue: arguments.first ?? "") {
+            let rest = Array(arguments.dropFirst())
+            exit(await Task.detached { await gate.run(rest) }.value)
+        }
         let options: Options
         do {
             options = try Options.parse(Array(CommandLine.arguments.dropFirst()))
@@ -57,7 +63,7 @@ struct Bench {
     static let sink = "bench-sink"
 
     func run() async -> Int32 {
-        let signals = installSignalHandlers()
+        let signals = Self.installSignalHandlers()
         defer { signals.forEach { $0.cancel() } }
         raiseFileLimit()
 
@@ -75,18 +81,7 @@ struct Bench {
             return 69
         }
 
-        let graph: PipeWireGraph
-        do {
-            log("starting a private PipeWire graph")
-            graph = try PipeWireGraph.started()
-            Cleanup.shared.register(graph)
-            try graph.createNullSink(name: Self.sink)
-            try graph.waitForDefaultSink(Self.sink, timeout: .seconds(10))
-        } catch {
-            log("could not start the graph: \(error)")
-            Cleanup.shared.run()
-            return 70
-        }
+        guard let graph = Self.startGraph() else { return 70 }
         defer { Cleanup.shared.run() }
         let group = MultiThreadedEventLoopGroup(numberOfThreads: options.clientThreads)
 
@@ -266,6 +261,23 @@ struct Bench {
         return report.errors.isEmpty ? 0 : 1
     }
 
+    /// A private graph with the bench's null sink as its default, registered for cleanup;
+    /// nil (logged) when it cannot start.
+    static func startGraph() -> PipeWireGraph? {
+        do {
+            log("starting a private PipeWire graph")
+            let graph = try PipeWireGraph.started()
+            Cleanup.shared.register(graph)
+            try graph.createNullSink(name: sink)
+            try graph.waitForDefaultSink(sink, timeout: .seconds(10))
+            return graph
+        } catch {
+            log("could not start the graph: \(error)")
+            Cleanup.shared.run()
+            return nil
+        }
+    }
+
     static func defaultDaemonPath() -> String {
         let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         return URL(fileURLWithPath: exe).deletingLastPathComponent().appendingPathComponent("soundscaped").path
@@ -283,7 +295,7 @@ struct Bench {
     }
 
     /// Ctrl-C or SIGTERM: stop the graph (and with it the daemon and players), then exit.
-    func installSignalHandlers() -> [any DispatchSourceSignal] {
+    static func installSignalHandlers() -> [any DispatchSourceSignal] {
         [SIGINT, SIGTERM].map { sig in
             signal(sig, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
