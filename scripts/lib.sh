@@ -39,6 +39,24 @@ build_release() {
     "$ROOT/packaging/release/build" "$@"
 }
 
+# ensure_bench: SOUNDSCAPE_BENCH, the release soundscape-bench (built first) unless it is set
+# already: the checks' tools in Swift, one with the tests' harness (Tests/TestSupport) —
+# `wav`, `sink-sound` (scripts/README.md lists its modes). The release build links the
+# Swift runtime in, so the same binary runs in scripts/check-package-debian13's root.
+ensure_bench() {
+    if [ -n "${SOUNDSCAPE_BENCH:-}" ]; then
+        [ -x "$SOUNDSCAPE_BENCH" ] || die "SOUNDSCAPE_BENCH=$SOUNDSCAPE_BENCH is not an executable"
+        export SOUNDSCAPE_BENCH
+        return 0
+    fi
+    ensure_swift
+    build_release --product soundscape-bench >&2
+    export SOUNDSCAPE_BENCH=$RELEASE_BIN/soundscape-bench
+}
+# wav level FILE | wav tone FILE: a recording's RMS level and peak in dBFS ("RMS PEAK"), or
+# the call's test tone, by TestSupport's audio analysis (soundscape-bench wav; ensure_bench first).
+wav() { "$SOUNDSCAPE_BENCH" wav "$@"; }
+
 # ensure_node: a Node.js for the JavaScript signer the tests and check-package run (the machine's
 # own, else Debian's nodejs).
 ensure_node() {

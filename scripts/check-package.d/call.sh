@@ -7,7 +7,7 @@
 
 need_events
 say "A Communication stream pauses the soundscape, and its end resumes it"
-python3 "$ROOT/scripts/wav.py" tone "$WORK/call.wav"
+wav tone "$WORK/call.wav"
 mark=$(events_mark)
 pw-play --media-role=Communication --target phone "$WORK/call.wav" &
 CALL=$!
