@@ -14,7 +14,7 @@ import Glibc
 /// (FLAC, Ogg Vorbis), opusenc and lame (192 kbit/s). The budget (issue 38): a 4-minute
 /// 44.1 kHz MP3 in at most 5 s on a 2-core machine; an hour with a peak RSS under 64 MiB.
 enum ImportBench {
-    struct Options: Codable {
+    struct Arguments: Codable {
         var minutes: Double = 4
         var hourMinutes: Double = 60
         var rounds = 3
@@ -81,7 +81,7 @@ enum ImportBench {
         """
 
     static func main(_ arguments: [String]) -> Int32 {
-        let options: Options
+        let options: Arguments
         do {
             options = try parse(arguments)
         } catch {
@@ -96,18 +96,15 @@ enum ImportBench {
         }
     }
 
-    static func parse(_ arguments: [String]) throws -> Options {
-        var o = Options()
+    static func parse(_ arguments: [String]) throws -> Arguments {
+        var o = Arguments()
         var i = 0
         func value() throws -> String {
             i += 1
             guard i < arguments.count else { throw HarnessError("\(arguments[i - 1]) needs a value\n\n\(usage)") }
             return arguments[i]
         }
-        func number(_ text: String) throws -> Double {
-            guard let v = Double(text), v.isFinite, v >= 0 else { throw HarnessError("not a number: \(text)") }
-            return v
-        }
+        let number = Options.number
         while i < arguments.count {
             switch arguments[i] {
             case "-h", "--help":
@@ -115,7 +112,7 @@ enum ImportBench {
                 exit(0)
             case "--minutes": o.minutes = max(0.1, try number(try value()))
             case "--hour-minutes": o.hourMinutes = try number(try value())
-            case "--rounds": o.rounds = max(1, Int(try number(try value())))
+            case "--rounds": o.rounds = max(1, try Options.integer(try value()))
             case "--formats":
                 o.formats = try value().split(separator: ",").map(String.init)
                 if let bad = o.formats.first(where: { Format(rawValue: $0) == nil }) {
@@ -131,7 +128,7 @@ enum ImportBench {
         return o
     }
 
-    static func run(_ options: Options) throws -> Int32 {
+    static func run(_ options: Arguments) throws -> Int32 {
         let ctl = options.soundscapectl ?? besideThisExecutable("soundscapectl")
         guard FileManager.default.isExecutableFile(atPath: ctl) else {
             throw HarnessError("no soundscapectl at \(ctl): build it (`swift build -c release --product soundscapectl`) or pass --soundscapectl")
@@ -145,7 +142,7 @@ enum ImportBench {
         try? FileManager.default.removeItem(atPath: data)
 
         var report = Report(
-            commandLine: CommandLine.arguments, date: ISO8601DateFormatter().string(from: Date()), cpuModel: cpuModel(),
+            commandLine: CommandLine.arguments, date: ISO8601DateFormatter().string(from: Date()), cpuModel: EnvironmentSummary.cpuModel(),
             cpus: Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))),
             loadAverageAtStart: (ProcFS.read("/proc/loadavg") ?? "?").split(separator: " ").prefix(3).joined(separator: " "),
             recordingSeconds: options.minutes * 60, rows: [])
@@ -272,7 +269,7 @@ enum ImportBench {
 
     // MARK: The report
 
-    static func render(_ report: Report, options: Options) -> String {
+    static func render(_ report: Report, options: Arguments) -> String {
         func median(_ values: [Double]) -> Double { Summary(values).p50 }
         var lines = [
             "Import of a \(minutes(options.minutes))-minute 44.1 kHz stereo recording; \(report.cpus) CPUs (\(report.cpuModel)); "
@@ -328,11 +325,6 @@ enum ImportBench {
 
     static func shell(_ script: String, _ arguments: String...) throws {
         _ = try ChildProcess.run(["sh", "-c", script, "sh"] + arguments, timeout: .seconds(900)).requireSuccess()
-    }
-
-    static func cpuModel() -> String {
-        (ProcFS.read("/proc/cpuinfo") ?? "").split(separator: "\n").first { $0.hasPrefix("model name") }
-            .flatMap { $0.split(separator: ":", maxSplits: 1).last }.map { $0.trimmingCharacters(in: .whitespaces) } ?? "unknown"
     }
 
     static func besideThisExecutable(_ name: String) -> String {

@@ -83,6 +83,17 @@ struct Options: Codable, Sendable {
         memory, health-cost: CI's budgets, exit 1 over the budget (Gates.swift).
         """
 
+    /// An option's value as a number (`soundscape-bench import` reads its own the same way).
+    static func number(_ text: String) throws -> Double {
+        guard let v = Double(text), v.isFinite, v >= 0 else { throw HarnessError("not a number: \(text)") }
+        return v
+    }
+
+    static func integer(_ text: String) throws -> Int {
+        guard let v = Int(text), v >= 0 else { throw HarnessError("not a count: \(text)") }
+        return v
+    }
+
     static func parse(_ arguments: [String]) throws -> Options {
         var o = Options()
         var i = 0
@@ -90,14 +101,6 @@ struct Options: Codable, Sendable {
             i += 1
             guard i < arguments.count else { throw HarnessError("\(arguments[i - 1]) needs a value\n\n\(usage)") }
             return arguments[i]
-        }
-        func number(_ text: String) throws -> Double {
-            guard let v = Double(text), v.isFinite, v >= 0 else { throw HarnessError("not a number: \(text)") }
-            return v
-        }
-        func integer(_ text: String) throws -> Int {
-            guard let v = Int(text), v >= 0 else { throw HarnessError("not a count: \(text)") }
-            return v
         }
         while i < arguments.count {
             let arg = arguments[i]

@@ -41,12 +41,15 @@ struct EnvironmentSummary: Codable, Sendable {
     var file: String
     var fileSeconds: Double?
 
-    static func collect(graph: PipeWireGraph, file: String, fileSeconds: Double?) -> EnvironmentSummary {
-        let cpuinfo = ProcFS.read("/proc/cpuinfo") ?? ""
-        let model =
-            cpuinfo.split(separator: "\n").first { $0.hasPrefix("model name") }
+    /// The CPU's model name, as /proc/cpuinfo has it.
+    static func cpuModel() -> String {
+        (ProcFS.read("/proc/cpuinfo") ?? "").split(separator: "\n").first { $0.hasPrefix("model name") }
             .flatMap { $0.split(separator: ":", maxSplits: 1).last }
             .map { $0.trimmingCharacters(in: .whitespaces) } ?? "unknown"
+    }
+
+    static func collect(graph: PipeWireGraph, file: String, fileSeconds: Double?) -> EnvironmentSummary {
+        let model = cpuModel()
         var name = utsname()
         uname(&name)
         let kernel = withUnsafeBytes(of: &name.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
