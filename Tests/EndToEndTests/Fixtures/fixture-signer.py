@@ -52,13 +52,16 @@ if option("--crash-at-start") is not None:
     print(f"fixture {pid} crashing at start", flush=True)
     sys.exit(int(option("--crash-at-start")))
 
-with open(os.path.join(directory, f"{pid}.env"), "w") as f:
+# Written under another name and renamed: a test that waits for the file to appear reads it whole.
+environment_file = os.path.join(directory, f"{pid}.env")
+with open(environment_file + ".part", "w") as f:
     f.write(f"SOUNDSCAPED_SOCKET={os.environ.get('SOUNDSCAPED_SOCKET', '')}\n")
     f.write(f"CWD={os.getcwd()}\n")
     f.write(f"PGID={os.getpgrp()}\n")
     f.write(f"FIXTURE_EXTRA={os.environ.get('FIXTURE_EXTRA', '')}\n")
     f.write(f"NOTIFY_SOCKET={os.environ.get('NOTIFY_SOCKET', '')}\n")
     f.write(f"WATCHDOG_USEC={os.environ.get('WATCHDOG_USEC', '')}\n")
+os.rename(environment_file + ".part", environment_file)
 
 if option("--probe-sandbox"):
     import errno
