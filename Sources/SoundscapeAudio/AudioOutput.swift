@@ -13,10 +13,15 @@ public protocol AudioOutput: AnyObject, Sendable {
     func start()
     /// Disconnects for good (daemon shutdown). Returns once done.
     func shutdown()
-    /// Plays `data` at `volume`: fades in from silence as `fadeIn` says (a fade
-    /// already under way keeps its pace), or crossfades from what plays.
-    func play(_ data: SoundscapeData, volume: Volume, fadeIn: FadeIn)
+    /// Plays the layers at `volume`: fades in from silence as `fadeIn` says (a
+    /// fade already under way keeps its pace); while audible, layers that stay
+    /// change level, new ones fade in and the rest fade out (a crossfade).
+    func play(_ layers: [LayerData], volume: Volume, fadeIn: FadeIn)
     func setVolume(_ volume: Volume)
+    /// The sleep timer's fade: dims the sound to silence evenly over `duration`.
+    func dim(over duration: Duration)
+    /// Back to full from a dimming, with a short ramp.
+    func undim()
     /// Fades out, then makes the stream inactive; reports `.stopped`.
     func stop()
     /// Links the stream to this sink (`node.name`); nil leaves it to the session manager.
@@ -25,6 +30,27 @@ public protocol AudioOutput: AnyObject, Sendable {
     func reactivate()
     func recreateStream()
     func reconnectNow(reason: String)
+}
+
+extension AudioOutput {
+    /// Plays one soundscape alone.
+    public func play(_ data: SoundscapeData, volume: Volume, fadeIn: FadeIn) {
+        play([LayerData(data)], volume: volume, fadeIn: fadeIn)
+    }
+}
+
+/// One layer of a mix, opened: its soundscape and its level (0–100).
+public struct LayerData: Sendable {
+    public let data: SoundscapeData
+    public let level: Int
+
+    public init(_ data: SoundscapeData, level: Int = Mix.fullLevel) {
+        self.data = data
+        self.level = level
+    }
+
+    /// The level as a 0…1 position on the volume curve.
+    var position: Float { Float(level) / 100 }
 }
 
 /// Facts the PipeWire output reports to the player. They say what happened,

@@ -79,11 +79,15 @@ func bitHash(_ samples: [Float]) -> UInt64 {
         return heard
     }
 
-    /// What the interleaved render this replaced produced for `session`, sample for sample
-    /// (recorded from it before the render learnt to write planes).
-    static let interleavedReference = (count: 6912, hash: UInt64(902_979_365_564_111_139))
+    /// What the render produces for `session`, sample for sample. Recorded first from the
+    /// interleaved render the planar one replaced (hash 902979365564111139, matched bit for
+    /// bit by the planar render); then again when the render learnt layers (issue 39), which
+    /// applies the master gain inside each layer's pass during a change: compared against
+    /// the render before it in the same test run, 620 of the 6912 samples differ, by at most
+    /// 3.7e-9 (float rounding, below -160 dBFS), and none elsewhere.
+    static let interleavedReference = (count: 6912, hash: UInt64(12_605_754_370_223_252_853))
 
-    @Test func theSessionMatchesTheInterleavedRenderItReplaced() {
+    @Test func theSessionMatchesTheRecordedRender() {
         let heard = Self.session { renderer, frames in renderer.renderInterleaved(frames: frames) }
         #expect(!heard.contains { $0.isNaN }, "every sample of both planes is written")
         #expect(heard.contains { $0 != 0 } && heard.contains(0), "the session is heard, and its underrun is silent")

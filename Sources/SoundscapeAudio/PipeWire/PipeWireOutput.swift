@@ -52,7 +52,9 @@ public final class PipeWireOutput: AudioOutput, @unchecked Sendable {
         case reactivate
         case recreateStream
         case setTarget(String?)
-        case play(SoundscapeData, Volume, FadeIn)
+        case play([LayerData], Volume, FadeIn)
+        case dim(Duration)
+        case undim
         case setVolume(Volume)
         case stop
     }
@@ -154,7 +156,9 @@ public final class PipeWireOutput: AudioOutput, @unchecked Sendable {
     public func reactivate() { post(.reactivate) }
     public func recreateStream() { post(.recreateStream) }
     public func setTarget(_ sink: String?) { post(.setTarget(sink)) }
-    public func play(_ data: SoundscapeData, volume: Volume, fadeIn: FadeIn) { post(.play(data, volume, fadeIn)) }
+    public func play(_ layers: [LayerData], volume: Volume, fadeIn: FadeIn) { post(.play(layers, volume, fadeIn)) }
+    public func dim(over duration: Duration) { post(.dim(duration)) }
+    public func undim() { post(.undim) }
     public func setVolume(_ volume: Volume) { post(.setVolume(volume)) }
     public func stop() { post(.stop) }
 
@@ -201,7 +205,9 @@ public final class PipeWireOutput: AudioOutput, @unchecked Sendable {
             case .setTarget(let sink):
                 linkTarget = sink
                 applyLinkTarget()
-            case .play(let data, let volume, let fadeIn): playback.play(data, volume: volume, fadeIn: fadeIn)
+            case .play(let layers, let volume, let fadeIn): playback.play(layers, volume: volume, fadeIn: fadeIn)
+            case .dim(let duration): playback.dim(over: duration)
+            case .undim: playback.undim()
             case .setVolume(let volume): playback.setVolume(volume)
             case .stop: playback.stop()
             }

@@ -27,8 +27,8 @@ final class Playback {
     private(set) var requestedActive = false
     /// What the player last heard in `.streaming`: whether the graph runs our stream.
     private(set) var reportedStreaming = false
-    /// A switch waiting for the crossfade under way to end; the latest request wins.
-    private var queuedSwitch: SoundscapeData?
+    /// A mix waiting for slots (crossfades under way hold them); the latest request wins.
+    private var queuedMix: [LayerData]?
     /// Ends a fade-out the graph no longer runs cycles for.
     private var stopTimer: LoopTimer!
 
@@ -64,21 +64,14 @@ final class Playback {
 
     // MARK: Commands
 
-    /// Plays `data` at `volume`: fades in from silence, or crossfades when
-    /// another soundscape is audible. Playing what already plays only makes
-    /// sure it runs.
-    func play(_ data: SoundscapeData, volume: Volume, fadeIn: FadeIn) {
+    /// Plays the layers at `volume`: fades in from silence; while audible, a
+    /// layer that stays changes level, a new one fades in, the others fade out.
+    /// Playing what already plays only makes sure it runs.
+    func play(_ layers: [LayerData], volume: Volume, fadeIn: FadeIn) {
         let fromSilence = !requestedActive
         intent = .playing
         stopTimer.disarm()
-        if voices.targetSoundscape == data.id {
-            // Already fading in (or playing): a switch queued behind that
-            // crossfade is overtaken. Loading it again would crossfade the
-            // soundscape into a copy of itself restarted from frame 0.
-            queuedSwitch = nil
-        } else {
-            switchVoice(to: data)
-        }
+        applyMix(layers)
         let (renderer, position) = (self.renderer, Float(volume.percent) / 100)
         runBlocking(on: dataLoop) {
             renderer.applyVolume(position: position, immediately: fromSilence)
@@ -92,10 +85,22 @@ final class Playback {
         runBlocking(on: dataLoop) { renderer.applyVolume(position: position) }
     }
 
+    /// The sleep timer's fade to silence, evenly over `duration`.
+    func dim(over duration: Duration) {
+        let (renderer, frames) = (self.renderer, RenderSettings.frames(duration))
+        runBlocking(on: dataLoop) { renderer.applyDim(position: 0, frames: duration == .zero ? 0 : frames) }
+    }
+
+    /// Back to full after the sleep timer, over a volume ramp (never a step).
+    func undim() {
+        let renderer = self.renderer
+        runBlocking(on: dataLoop) { renderer.applyDim(position: 1, frames: renderer.settings.volumeRampFrames) }
+    }
+
     /// Fades out, then makes the stream inactive; reports `.stopped` when done.
     func stop() {
         intent = .fadingOut
-        queuedSwitch = nil
+        queuedMix = nil
         let renderer = self.renderer
         runBlocking(on: dataLoop) { renderer.applyRunning(false) }
         if requestedActive && reportedStreaming {
@@ -122,7 +127,7 @@ final class Playback {
     func handle(_ notifications: Renderer.Notification) {
         if notifications.contains(.slotReleased) {
             voices.releaseUnused(slotsInUse: renderer.slotsInUse)
-            if let next = queuedSwitch { switchVoice(to: next) }
+            if let next = queuedMix { applyMix(next) }
         }
         if notifications.contains(.refill) {
             for failure in voices.refill() { events.yield(.decodeFailed(failure)) }
@@ -171,20 +176,44 @@ final class Playback {
 
     // MARK: Helpers
 
-    private func switchVoice(to data: SoundscapeData) {
-        do {
-            guard let slot = try voices.prepare(data, slotsInUse: renderer.slotsInUse) else {
-                // A crossfade is under way; the latest request wins when it ends.
-                queuedSwitch = data
-                return
-            }
-            queuedSwitch = nil
-            voices.makeTarget(slot)
-            let (renderer, ring) = (self.renderer, voices.ring(slot))
-            runBlocking(on: dataLoop) { renderer.applyVoice(slot: slot, ring: ring, gain: data.gain) }
-        } catch {
-            events.yield(.decodeFailed(error))
+    /// Moves the renderer to `layers`: a layer already heard changes level (a
+    /// soundscape never cross-fades into a copy of itself restarted from frame 0),
+    /// a new one is loaded into a free slot and comes in, the rest go out. All
+    /// in one command to the data thread, so they move together.
+    private func applyMix(_ layers: [LayerData]) {
+        let incoming = layers.filter { voices.targets[$0.data.id] == nil }
+        guard voices.freeSlots(slotsInUse: renderer.slotsInUse).count >= incoming.count else {
+            // Crossfades under way hold the slots; the latest request wins when one ends.
+            queuedMix = layers
+            return
         }
+        queuedMix = nil
+        let wanted = Set(layers.map(\.data.id))
+        let outgoing = voices.targets.filter { !wanted.contains($0.key) }.map(\.value)
+        for (id, _) in voices.targets where !wanted.contains(id) { voices.dropTarget(id) }
+        let levels = layers.compactMap { layer in voices.targets[layer.data.id].map { ($0, layer.position) } }
+        var added: [(slot: Int, ring: SampleRing, gain: Float, level: Float)] = []
+        for layer in incoming {
+            do {
+                guard let slot = try voices.prepare(layer.data, slotsInUse: renderer.slotsInUse) else { break }
+                voices.makeTarget(slot)
+                added.append((slot, voices.ring(slot), layer.data.gain, layer.position))
+            } catch {
+                events.yield(.decodeFailed(error))
+            }
+        }
+        let renderer = self.renderer
+        // Index loops: an array's iterator allocates on the data thread in a debug build.
+        runBlocking(on: dataLoop) {
+            for index in outgoing.indices { renderer.applyLayerOut(slot: outgoing[index]) }
+            for index in levels.indices { renderer.applyLevel(slot: levels[index].0, level: levels[index].1) }
+            for index in added.indices {
+                let layer = added[index]
+                renderer.applyLayer(slot: layer.slot, ring: layer.ring, gain: layer.gain, level: layer.level)
+            }
+        }
+        // Slots let go of at once (while silent) are free again now.
+        voices.releaseUnused(slotsInUse: renderer.slotsInUse)
     }
 
     private func finishStop(reason: String?) {

@@ -42,10 +42,10 @@ final class DataThreadRefill: @unchecked Sendable {
     private let lent: UnsafeMutablePointer<Feed?>
     private let returned: UnsafeMutablePointer<PCMLoopReader?>
     /// Bit n set while slot n's reader waits in `returned` (read by the loop thread).
-    private let returnedBits = Atomic<UInt8>(0)
+    private let returnedBits = Atomic<UInt32>(0)
     private let forwarded = Atomic<UInt32>(0)
     /// Bit n set while slot n's reader wants the loop thread to ask for pages ahead.
-    private let readAheadDue = Atomic<UInt8>(0)
+    private let readAheadDue = Atomic<UInt32>(0)
 
     // Loop-thread state: the read-ahead of each lent reader (which keeps the reader alive).
     private var readAheads: [PCMReadAhead?] = Array(repeating: nil, count: Renderer.slotCount)
@@ -82,9 +82,9 @@ final class DataThreadRefill: @unchecked Sendable {
         guard !news.isEmpty else { return }
         if news.contains(.refill) {
             news.remove(.refill)
-            var lentBits: UInt8 = 0
+            var lentBits: UInt32 = 0
             var didRefill = false
-            var wantPages: UInt8 = 0
+            var wantPages: UInt32 = 0
             for slot in 0..<Renderer.slotCount {
                 guard let feed = lent[slot] else { continue }
                 switch top(feed) {

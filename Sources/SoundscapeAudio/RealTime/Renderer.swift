@@ -2,10 +2,16 @@ import Glibc
 import SoundscapeCore
 import Synchronization
 
-/// The real-time half of the audio path: mixes the playing soundscape (and,
-/// during a switch, the outgoing one) from their rings into PipeWire's buffer,
-/// a plane per channel, with the user's volume and the play/stop fade applied in
-/// the same pass.
+/// The real-time half of the audio path: mixes the layers that play (and,
+/// during a switch, the ones fading out) from their rings into PipeWire's
+/// buffer, a plane per channel, with each layer's level, the user's volume,
+/// the sleep timer's dimming and the play/stop fade applied in the same pass.
+///
+/// Each layer has a slot: a ring, the soundscape's loudness gain, the layer's
+/// level (a 0…1 position on the volume curve, ramped like the volume) and its
+/// place on the equal-power curve: a layer that comes in while we are audible
+/// rises on sin, one that goes out falls on cos over the same length, so a
+/// switch from one mix to another is an equal-power crossfade, layer by layer.
 ///
 /// Everything in `render` and the `apply…` commands runs on PipeWire's data
 /// thread only (the loop thread's commands arrive through `pw_loop_invoke`,
@@ -22,13 +28,14 @@ public final class Renderer: @unchecked Sendable {
         public static let refill = Notification(rawValue: 1 << 0)
         /// A stop's fade-out reached silence.
         public static let fadedOut = Notification(rawValue: 1 << 1)
-        /// A crossfade finished; the outgoing slot is free.
+        /// A layer faded out; its slot is free.
         public static let slotReleased = Notification(rawValue: 1 << 2)
         /// A cycle ran while `watchForProgress` was armed: audio flows again.
         public static let progressed = Notification(rawValue: 1 << 3)
     }
 
-    public static let slotCount = 2
+    /// Slots: room for a whole mix fading in while another fades out, and a few more.
+    public static let slotCount = 2 * Mix.maximumLayers + 4
     /// Planes the render writes (FL, FR): the stream offers no other layout.
     public static let channels = 2
 
@@ -38,7 +45,7 @@ public final class Renderer: @unchecked Sendable {
 
     private let pending = Atomic<UInt32>(0)
     /// Bit n set while the RT thread may read slot n's ring.
-    private let slotsInUseBits = Atomic<UInt8>(0)
+    private let slotsInUseBits = Atomic<UInt32>(0)
     private let framesRenderedTotal = Atomic<Int>(0)
     private let cyclesTotal = Atomic<Int>(0)
     private let underrunFramesTotal = Atomic<Int>(0)
@@ -51,21 +58,33 @@ public final class Renderer: @unchecked Sendable {
 
     // MARK: RT-owned state
 
+    /// One layer's slot.
     private struct Slot {
         var ring: Unmanaged<SampleRing>?
+        /// The soundscape's loudness gain (its manifest's).
         var gain: Float = 1
+        /// The layer's level, a position on the volume curve, and where it heads.
+        var level: Float = 1
+        var levelTarget: Float = 1
+        /// Frames into the equal-power curve: 0 is silent, `crossfadeFrames` full.
+        var position = 0
+        /// +1 fading in, −1 fading out (released at 0), 0 steady.
+        var heading = 0
+
+        var isSteady: Bool { heading == 0 && level == levelTarget }
     }
 
     private struct RTState {
-        var slots: (Slot, Slot) = (Slot(), Slot())
-        /// Slot heard now (or fading out during a crossfade), or -1.
-        var current = -1
-        /// Slot fading in during a crossfade, or -1.
-        var incoming = -1
-        var crossfadePosition = 0
+        /// Bit n set while slot n holds a layer (the RT copy of `slotsInUseBits`).
+        var used: UInt32 = 0
         /// Volume position 0…1 (before the cubic curve) and where it heads.
         var volume: Float = 0
         var volumeTarget: Float = 0
+        /// The sleep timer's dimming: a position on the volume curve, where it
+        /// heads, and the step per frame that gets it there in the time asked.
+        var dim: Float = 1
+        var dimTarget: Float = 1
+        var dimStep: Float = 1
         /// Play/stop fade 0…1 and whether we head up or down.
         var fade: Float = 0
         var running = false
@@ -76,9 +95,13 @@ public final class Renderer: @unchecked Sendable {
         /// the two agree), so that no change of shape ever steps the gain.
         var linearFade = false
         var fadedOutReported = true
+
+        var audible: Bool { used != 0 && (running || fade > 0) }
+        var masterSteady: Bool { volume == volumeTarget && dim == dimTarget && (running ? fade == 1 : fade == 0) }
     }
 
     private let rt: UnsafeMutablePointer<RTState>
+    private let slots: UnsafeMutablePointer<Slot>
 
     public init(settings: RenderSettings, wake: @escaping @Sendable () -> Void) {
         self.settings = settings
@@ -87,11 +110,15 @@ public final class Renderer: @unchecked Sendable {
         var state = RTState()
         state.fadeInFrames = settings.fadeInFrames
         rt.initialize(to: state)
+        slots = .allocate(capacity: Self.slotCount)
+        slots.initialize(repeating: Slot(), count: Self.slotCount)
     }
 
     deinit {
         rt.deinitialize(count: 1)
         rt.deallocate()
+        slots.deinitialize(count: Self.slotCount)
+        slots.deallocate()
     }
 
     // MARK: The other threads' view
@@ -129,31 +156,42 @@ public final class Renderer: @unchecked Sendable {
 
     // MARK: Commands (run on the RT thread, between cycles)
 
-    /// Makes `slot` the soundscape to hear: at once while silent, by crossfade while audible.
+    /// Makes `slot` the one soundscape to hear: every other layer goes out, at
+    /// once while silent, by crossfade while audible.
     public func applyVoice(slot: Int, ring: SampleRing, gain: Float) {
+        for other in 0..<Self.slotCount where other != slot { applyLayerOut(slot: other) }
+        applyLayer(slot: slot, ring: ring, gain: gain, level: 1)
+    }
+
+    /// Adds a layer in `slot` at `level` (a 0…1 position on the volume curve):
+    /// at once while silent, rising on the equal-power curve while audible.
+    public func applyLayer(slot: Int, ring: SampleRing, gain: Float, level: Float) {
         precondition((0..<Self.slotCount).contains(slot))
-        var state = rt.pointee
-        if state.incoming >= 0 {
-            // A switch during a switch: the half-faded-in voice becomes the one we leave.
-            release(slot: state.current, in: &state)
-            state.current = state.incoming
-            state.incoming = -1
-        }
-        if state.current == slot {
-            // Replacing the voice we hear (only done while silent): no crossfade possible.
-            state.current = -1
-        }
-        setSlot(slot, Slot(ring: .passUnretained(ring), gain: gain), in: &state)
-        markInUse(slot)
-        let audible = state.current >= 0 && (state.running || state.fade > 0)
-        if audible {
-            state.incoming = slot
-            state.crossfadePosition = 0
+        let audible = rt.pointee.audible
+        let level = min(max(level, 0), 1)
+        slots[slot] = Slot(
+            ring: .passUnretained(ring), gain: gain, level: level, levelTarget: level,
+            position: audible ? 0 : settings.crossfadeFrames, heading: audible ? 1 : 0)
+        rt.pointee.used |= 1 << UInt32(slot)
+        slotsInUseBits.bitwiseOr(1 << UInt32(slot), ordering: .releasing)
+    }
+
+    /// Moves a layer's level (a 0…1 position on the volume curve) at the volume's pace.
+    public func applyLevel(slot: Int, level: Float) {
+        guard rt.pointee.used & (1 << UInt32(slot)) != 0 else { return }
+        slots[slot].levelTarget = min(max(level, 0), 1)
+        if !rt.pointee.audible { slots[slot].level = slots[slot].levelTarget }
+    }
+
+    /// Takes a layer out: at once while silent, falling on the equal-power curve
+    /// while audible (from where it is, if it was still coming in).
+    public func applyLayerOut(slot: Int) {
+        guard rt.pointee.used & (1 << UInt32(slot)) != 0 else { return }
+        if rt.pointee.audible && slots[slot].position > 0 {
+            slots[slot].heading = -1
         } else {
-            release(slot: state.current, in: &state)
-            state.current = slot
+            release(slot: slot)
         }
-        rt.pointee = state
     }
 
     /// Starts (fading in at `fadeIn`'s pace) or fades out. A start while
@@ -181,14 +219,29 @@ public final class Renderer: @unchecked Sendable {
         if immediately { rt.pointee.volume = rt.pointee.volumeTarget }
     }
 
+    /// The sleep timer's dimming: moves to `position` (1 undimmed, 0 silent, on
+    /// the volume curve) evenly over `frames`, or at once for 0 frames.
+    public func applyDim(position: Float, frames: Int) {
+        let target = min(max(position, 0), 1)
+        rt.pointee.dimTarget = target
+        if frames <= 0 {
+            rt.pointee.dim = target
+            rt.pointee.dimStep = 1
+        } else {
+            rt.pointee.dimStep = max(abs(target - rt.pointee.dim) / Float(frames), .leastNormalMagnitude)
+        }
+    }
+
     /// Bit n set when slot n is being rendered and its ring is below half full.
     /// Data thread only (it reads the render state).
-    func slotsBelowHalf() -> UInt8 {
-        let state = rt.pointee
-        var bits: UInt8 = 0
-        for index in 0..<Self.slotCount where index == state.current || index == state.incoming {
-            guard let ring = slot(index, in: state).ring else { continue }
-            if ring._withUnsafeGuaranteedRef({ $0.availableFrames < $0.capacity / 2 }) { bits |= 1 << index }
+    func slotsBelowHalf() -> UInt32 {
+        var bits: UInt32 = 0
+        var used = rt.pointee.used
+        while used != 0 {
+            let index = used.trailingZeroBitCount
+            used &= used - 1
+            guard let ring = slots[index].ring else { continue }
+            if ring._withUnsafeGuaranteedRef({ $0.availableFrames < $0.capacity / 2 }) { bits |= 1 << UInt32(index) }
         }
         return bits
     }
@@ -223,23 +276,21 @@ public final class Renderer: @unchecked Sendable {
     /// Fills `frames` stereo frames, one plane per channel. Real-time safe: no locks,
     /// no allocation, no system calls except the coalesced wake-up.
     public func render(into output: Planes, frames: Int) {
-        var state = rt.pointee
         var notify: UInt32 = 0
 
-        if state.current < 0 || (!state.running && state.fade == 0) {
+        if !rt.pointee.audible {
             // Silent: leave the rings alone so a resume continues where the fade-out ended.
             output.silence(frames: frames)
-        } else if state.incoming < 0 {
-            notify |= renderSteady(into: output, frames: frames, state: &state)
+        } else if rt.pointee.masterSteady && allSlotsSteady() {
+            notify |= renderSteady(into: output, frames: frames)
         } else {
-            notify |= renderCrossfade(into: output, frames: frames, state: &state)
+            notify |= renderMoving(into: output, frames: frames)
         }
 
-        if !state.running && state.fade == 0 && !state.fadedOutReported {
-            state.fadedOutReported = true
+        if !rt.pointee.running && rt.pointee.fade == 0 && !rt.pointee.fadedOutReported {
+            rt.pointee.fadedOutReported = true
             notify |= Notification.fadedOut.rawValue
         }
-        rt.pointee = state
 
         framesRenderedTotal.add(frames, ordering: .relaxed)
         cyclesTotal.add(1, ordering: .relaxed)
@@ -252,105 +303,156 @@ public final class Renderer: @unchecked Sendable {
         }
     }
 
-    /// One voice: copy from its ring and apply gain in the same pass.
-    private func renderSteady(into output: Planes, frames: Int, state: inout RTState) -> UInt32 {
-        let slot = self.slot(state.current, in: state)
-        guard let ring = slot.ring else {
-            output.silence(frames: frames)
-            return 0
+    @inline(__always)
+    private func allSlotsSteady() -> Bool {
+        var used = rt.pointee.used
+        while used != 0 {
+            let index = used.trailingZeroBitCount
+            used &= used - 1
+            if !slots[index].isSteady { return false }
         }
-        var volume = state.volume
-        var fade = state.fade
-        let settings = self.settings
-        let voiceGain = slot.gain
-        let volumeTarget = state.volumeTarget
-        let running = state.running
-        let fadeInFrames = state.fadeInFrames
-        let linear = state.linearFade
-        let got = ring._withUnsafeGuaranteedRef { ring in
-            ring.consume(frames: frames) { source, run, offset in
-                let (left, right) = (output.left + offset, output.right + offset)
-                if volume == volumeTarget && (running ? fade == 1 : fade == 0) {
-                    let gain = Self.gain(volume: volume, fade: fade, linear: linear) * voiceGain
-                    for frame in 0..<run {
-                        left[frame] = source[frame * 2] * gain
-                        right[frame] = source[frame * 2 + 1] * gain
-                    }
-                } else {
-                    for frame in 0..<run {
-                        Self.step(&volume, toward: volumeTarget, by: 1 / Float(settings.volumeRampFrames))
-                        Self.step(
-                            &fade, toward: running ? 1 : 0,
-                            by: 1 / Float(running ? fadeInFrames : settings.fadeOutFrames))
-                        let gain = Self.gain(volume: volume, fade: fade, linear: linear) * voiceGain
-                        left[frame] = source[frame * 2] * gain
-                        right[frame] = source[frame * 2 + 1] * gain
+        return true
+    }
+
+    /// Nothing moves: each layer is copied (the first) or added (the rest) at
+    /// one constant gain, the master's folded in, in a single pass per layer.
+    private func renderSteady(into output: Planes, frames: Int) -> UInt32 {
+        let state = rt.pointee
+        let master = Self.gain(volume: state.volume, fade: state.fade, linear: state.linearFade) * Self.dimGain(state.dim)
+        var notify: UInt32 = 0
+        var first = true
+        var used = state.used
+        while used != 0 {
+            let index = used.trailingZeroBitCount
+            used &= used - 1
+            let slot = slots[index]
+            guard let ring = slot.ring else { continue }
+            let gain = master * (slot.gain * Volume.gain(forPosition: slot.level))
+            let copy = first
+            let got = ring._withUnsafeGuaranteedRef { ring in
+                ring.consume(frames: frames) { source, run, offset in
+                    let (left, right) = (output.left + offset, output.right + offset)
+                    if copy {
+                        for frame in 0..<run {
+                            left[frame] = source[frame * 2] * gain
+                            right[frame] = source[frame * 2 + 1] * gain
+                        }
+                    } else {
+                        for frame in 0..<run {
+                            left[frame] += source[frame * 2] * gain
+                            right[frame] += source[frame * 2 + 1] * gain
+                        }
                     }
                 }
             }
+            notify |= finish(ring: ring, produced: got, of: frames, into: copy ? output : nil)
+            first = false
         }
-        state.volume = volume
-        state.fade = fade
-        if fade >= 1 { state.linearFade = false }
-        return finish(ring: ring, produced: got, of: frames, into: output)
-    }
-
-    /// Two voices: equal-power crossfade, then the master gain in a second pass.
-    private func renderCrossfade(into output: Planes, frames: Int, state: inout RTState) -> UInt32 {
-        var notify: UInt32 = 0
-        let outgoing = slot(state.current, in: state)
-        let incoming = slot(state.incoming, in: state)
-        let length = settings.crossfadeFrames
-        let start = state.crossfadePosition
-        output.silence(frames: frames)
-
-        notify |= mix(incoming, fadingIn: true, from: start, of: length, into: output, frames: frames)
-        notify |= mix(outgoing, fadingIn: false, from: start, of: length, into: output, frames: frames)
-
-        state.crossfadePosition = start + frames
-        if state.crossfadePosition >= length {
-            release(slot: state.current, in: &state)
-            state.current = state.incoming
-            state.incoming = -1
-            notify |= Notification.slotReleased.rawValue
-        }
-        applyMasterGain(to: output, frames: frames, state: &state)
+        if first { output.silence(frames: frames) }
         return notify
     }
 
-    /// Adds one voice of a crossfade into `output` on its half of the equal-power curve.
-    private func mix(
-        _ voice: Slot, fadingIn: Bool, from start: Int, of length: Int,
-        into output: Planes, frames: Int
-    ) -> UInt32 {
-        guard let ring = voice.ring else { return 0 }
+    /// Something moves (a layer coming in or going out, a level, the volume, the
+    /// dimming, a fade): each layer is added on its own curve under the master
+    /// gain as it ramps, frame by frame, the same steps for every layer.
+    private func renderMoving(into output: Planes, frames: Int) -> UInt32 {
+        var notify: UInt32 = 0
+        output.silence(frames: frames)
+        let start = Master(rt.pointee)
+        var used = rt.pointee.used
+        while used != 0 {
+            let index = used.trailingZeroBitCount
+            used &= used - 1
+            notify |= mix(slot: index, under: start, into: output, frames: frames)
+        }
+        var master = start
+        for _ in 0..<frames { _ = master.step(settings) }
+        master.store(into: &rt.pointee)
+        return notify
+    }
+
+    /// Adds one layer into `output`: its loudness gain, its level as it ramps, its
+    /// place on the equal-power curve as it comes in or goes out, and the master gain.
+    private func mix(slot index: Int, under start: Master, into output: Planes, frames: Int) -> UInt32 {
+        var slot = slots[index]
+        guard let ring = slot.ring else { return 0 }
+        let settings = self.settings
+        let length = settings.crossfadeFrames
+        let levelStep = 1 / Float(settings.volumeRampFrames)
+        var master = start
         let got = ring._withUnsafeGuaranteedRef { ring in
             ring.consume(frames: frames) { source, run, offset in
                 let (left, right) = (output.left + offset, output.right + offset)
                 for frame in 0..<run {
-                    let position = min(start + offset + frame, length)
-                    let angle = Float(position) / Float(length) * (Float.pi / 2)
-                    let gain = (fadingIn ? sinf(angle) : cosf(angle)) * voice.gain
+                    let masterGain = master.step(settings)
+                    let angle = Float(slot.position) / Float(length) * (Float.pi / 2)
+                    let gain = masterGain * (slot.gain * Volume.gain(forPosition: slot.level) * sinf(angle))
                     left[frame] += source[frame * 2] * gain
                     right[frame] += source[frame * 2 + 1] * gain
+                    Self.step(&slot.level, toward: slot.levelTarget, by: levelStep)
+                    slot.position = min(max(slot.position + slot.heading, 0), length)
                 }
             }
         }
-        return finish(ring: ring, produced: got, of: frames, into: nil)
+        // The frames an underrun left out still move the curve, so a layer's fade keeps its time.
+        let missing = frames - got
+        if missing > 0 {
+            slot.position = min(max(slot.position + slot.heading * missing, 0), length)
+            let levelFrames = Float(missing) * levelStep
+            Self.step(&slot.level, toward: slot.levelTarget, by: levelFrames)
+        }
+        var notify = finish(ring: ring, produced: got, of: frames, into: nil)
+        if slot.heading > 0 && slot.position == length { slot.heading = 0 }
+        slots[index] = slot
+        if slot.heading < 0 && slot.position == 0 {
+            release(slot: index)
+            notify |= Notification.slotReleased.rawValue
+        }
+        return notify
     }
 
-    private func applyMasterGain(to output: Planes, frames: Int, state: inout RTState) {
-        let rampStep = 1 / Float(settings.volumeRampFrames)
-        let fadeStep = 1 / Float(state.running ? state.fadeInFrames : settings.fadeOutFrames)
-        let fadeTarget: Float = state.running ? 1 : 0
-        for frame in 0..<frames {
-            Self.step(&state.volume, toward: state.volumeTarget, by: rampStep)
-            Self.step(&state.fade, toward: fadeTarget, by: fadeStep)
-            let gain = Self.gain(volume: state.volume, fade: state.fade, linear: state.linearFade)
-            output.left[frame] *= gain
-            output.right[frame] *= gain
+    /// The master gain's moving parts (volume, play/stop fade, dimming), stepped a
+    /// frame at a time: a copy per layer, so every layer hears the same ramp.
+    private struct Master {
+        var volume: Float
+        let volumeTarget: Float
+        var fade: Float
+        let running: Bool
+        let fadeInFrames: Int
+        var linearFade: Bool
+        var dim: Float
+        let dimTarget: Float
+        let dimStep: Float
+
+        init(_ state: RTState) {
+            volume = state.volume
+            volumeTarget = state.volumeTarget
+            fade = state.fade
+            running = state.running
+            fadeInFrames = state.fadeInFrames
+            linearFade = state.linearFade
+            dim = state.dim
+            dimTarget = state.dimTarget
+            dimStep = state.dimStep
         }
-        if state.fade >= 1 { state.linearFade = false }
+
+        /// Steps one frame and returns that frame's gain.
+        @inline(__always)
+        mutating func step(_ settings: RenderSettings) -> Float {
+            Renderer.step(&volume, toward: volumeTarget, by: 1 / Float(settings.volumeRampFrames))
+            Renderer.step(
+                &fade, toward: running ? 1 : 0,
+                by: 1 / Float(running ? fadeInFrames : settings.fadeOutFrames))
+            Renderer.step(&dim, toward: dimTarget, by: dimStep)
+            return Renderer.gain(volume: volume, fade: fade, linear: linearFade) * Renderer.dimGain(dim)
+        }
+
+        func store(into state: inout RTState) {
+            state.volume = volume
+            state.fade = fade
+            state.dim = dim
+            state.linearFade = fade >= 1 ? false : linearFade
+        }
     }
 
     /// The gain of a volume position under the play/stop fade. The fade scales the
@@ -360,8 +462,14 @@ public final class Renderer: @unchecked Sendable {
     /// at 60 % volume, a dropout after every fault for a keep-alive) and still do not
     /// click. At the fade's ends the two are the same.
     @inline(__always)
-    private static func gain(volume: Float, fade: Float, linear: Bool) -> Float {
+    fileprivate static func gain(volume: Float, fade: Float, linear: Bool) -> Float {
         linear ? Volume.gain(forPosition: volume) * fade : Volume.gain(forPosition: volume * fade)
+    }
+
+    /// The sleep timer's dimming on the volume curve: a long fade that sounds even.
+    @inline(__always)
+    fileprivate static func dimGain(_ dim: Float) -> Float {
+        dim == 1 ? 1 : Volume.gain(forPosition: dim)
     }
 
     /// Accounts for an underrun (silence for the missing part) and asks for a refill below half full.
@@ -381,7 +489,7 @@ public final class Renderer: @unchecked Sendable {
     }
 
     @inline(__always)
-    private static func step(_ value: inout Float, toward target: Float, by step: Float) {
+    fileprivate static func step(_ value: inout Float, toward target: Float, by step: Float) {
         if value < target {
             value = min(value + step, target)
         } else if value > target {
@@ -391,21 +499,9 @@ public final class Renderer: @unchecked Sendable {
 
     // MARK: Slot bookkeeping
 
-    private func slot(_ index: Int, in state: RTState) -> Slot {
-        index == 0 ? state.slots.0 : state.slots.1
-    }
-
-    private func setSlot(_ index: Int, _ slot: Slot, in state: inout RTState) {
-        if index == 0 { state.slots.0 = slot } else { state.slots.1 = slot }
-    }
-
-    private func markInUse(_ slot: Int) {
-        slotsInUseBits.bitwiseOr(UInt8(1 << slot), ordering: .releasing)
-    }
-
-    private func release(slot: Int, in state: inout RTState) {
-        guard slot >= 0 else { return }
-        setSlot(slot, Slot(), in: &state)
-        slotsInUseBits.bitwiseAnd(~UInt8(1 << slot), ordering: .releasing)
+    private func release(slot: Int) {
+        slots[slot] = Slot()
+        rt.pointee.used &= ~(1 << UInt32(slot))
+        slotsInUseBits.bitwiseAnd(~(1 << UInt32(slot)), ordering: .releasing)
     }
 }

@@ -16,14 +16,15 @@ final class VoiceBank {
     }
 
     /// Allocated on first use: a soundscape that is never switched needs one ring, not two.
+    /// (Each ring is 256 KiB; a mix of three that is never switched needs three.)
     private var rings: [SampleRing?]
     private let ringFrames: Int
     private let cache: PCMCache?
     private let refills: DataThreadRefill
     private let logger: Logger
     private var voices: [Voice?]
-    /// The slot the renderer was last told to make audible.
-    private(set) var target: Int?
+    /// The slots the renderer was last told to hear (the mix's layers), by soundscape.
+    private(set) var targets: [SoundscapeID: Int] = [:]
 
     init(ringFrames: Int, cache: PCMCache?, refills: DataThreadRefill, logger: Logger) {
         rings = Array(repeating: nil, count: Renderer.slotCount)
@@ -34,16 +35,16 @@ final class VoiceBank {
         voices = Array(repeating: nil, count: Renderer.slotCount)
     }
 
-    var targetSoundscape: SoundscapeID? {
-        target.flatMap { voices[$0]?.source.data.id }
+    /// Slots neither the renderer reads nor a layer holds.
+    func freeSlots(slotsInUse: Set<Int>) -> [Int] {
+        let held = Set(targets.values)
+        return (0..<Renderer.slotCount).filter { !slotsInUse.contains($0) && !held.contains($0) }
     }
 
     /// Loads `data` into a slot the renderer is not reading and fills its ring.
-    /// Returns the slot, or nil when both are busy (a crossfade is under way).
+    /// Returns the slot, or nil when every slot is busy (crossfades are under way).
     func prepare(_ data: SoundscapeData, slotsInUse: Set<Int>) throws(SoundscapeDecodeError) -> Int? {
-        guard let slot = (0..<Renderer.slotCount).first(where: { !slotsInUse.contains($0) && $0 != target }) else {
-            return nil
-        }
+        guard let slot = freeSlots(slotsInUse: slotsInUse).first else { return nil }
         retire(slot)
         let source = try LoopSource(data: data, cache: cache, logger: logger)
         voices[slot] = Voice(source: source)
@@ -60,8 +61,15 @@ final class VoiceBank {
         return ring
     }
 
+    /// `slot` now holds the layer of its soundscape.
     func makeTarget(_ slot: Int) {
-        target = slot
+        guard let id = voices[slot]?.source.data.id else { return }
+        targets[id] = slot
+    }
+
+    /// The layer of `soundscape` is going out; its slot is freed once the renderer lets go.
+    func dropTarget(_ soundscape: SoundscapeID) {
+        targets[soundscape] = nil
     }
 
     /// Tops up every ring this thread feeds, taking back readers the data
@@ -80,14 +88,12 @@ final class VoiceBank {
 
     /// Drops voices of slots the renderer has let go of.
     func releaseUnused(slotsInUse: Set<Int>) {
-        for slot in 0..<Renderer.slotCount where !slotsInUse.contains(slot) && slot != target {
-            retire(slot)
-        }
+        for slot in freeSlots(slotsInUse: slotsInUse) { retire(slot) }
     }
 
     func removeAll() {
         for slot in 0..<Renderer.slotCount { retire(slot) }
-        target = nil
+        targets = [:]
     }
 
     /// Drops the voice of `slot`, first taking its reader back from the data

@@ -14,6 +14,10 @@ final class FakeAudioOutput: AudioOutput, Sendable {
         case shutdown
         /// (A user's start fades in gently; a return, a restored session included, promptly.)
         case play(SoundscapeID, Volume, FadeIn = .gentle)
+        /// Several layers, or one below full level.
+        case playLayers([Mix.Layer], Volume, FadeIn = .gentle)
+        case dim(Duration)
+        case undim
         case setVolume(Volume)
         case stop
         case setTarget(String?)
@@ -26,6 +30,10 @@ final class FakeAudioOutput: AudioOutput, Sendable {
             case .start: "start"
             case .shutdown: "shutdown"
             case .play(let id, let volume, let fade): "play(\(id), \(volume.percent)%, \(fade))"
+            case .playLayers(let layers, let volume, let fade):
+                "play(\(layers.map(\.description).joined(separator: " + ")), \(volume.percent)%, \(fade))"
+            case .dim(let duration): "dim(\(duration))"
+            case .undim: "undim"
             case .setVolume(let volume): "setVolume(\(volume.percent)%)"
             case .stop: "stop"
             case .setTarget(let sink): "setTarget(\(sink ?? "nil"))"
@@ -128,7 +136,15 @@ final class FakeAudioOutput: AudioOutput, Sendable {
 
     func start() { record(.start) }
     func shutdown() { record(.shutdown) }
-    func play(_ data: SoundscapeData, volume: Volume, fadeIn: FadeIn) { record(.play(data.id, volume, fadeIn)) }
+    func play(_ layers: [LayerData], volume: Volume, fadeIn: FadeIn) {
+        if layers.count == 1, layers[0].level == Mix.fullLevel {
+            record(.play(layers[0].data.id, volume, fadeIn))
+        } else {
+            record(.playLayers(layers.map { Mix.Layer($0.data.id, level: $0.level) }, volume, fadeIn))
+        }
+    }
+    func dim(over duration: Duration) { record(.dim(duration)) }
+    func undim() { record(.undim) }
     func setVolume(_ volume: Volume) { record(.setVolume(volume)) }
     func stop() {
         record(.stop)
