@@ -32,6 +32,14 @@ public struct VarlinkParameters: Sendable, Hashable {
         try optional(name) { $0.intValue }
     }
 
+    /// A JSON array, its elements for the caller to read.
+    public func optionalArray(_ name: String) throws(VarlinkError) -> [JSONValue]? {
+        try optional(name) {
+            if case .array(let elements) = $0 { return elements }
+            return nil
+        }
+    }
+
     public func bool(_ name: String) throws(VarlinkError) -> Bool {
         try required(name, optionalBool(name))
     }

@@ -143,6 +143,8 @@ struct Control {
             return "soundscaped is starting again with its mended configuration; it did not answer after \(Bound.restarts) tries"
         case "\(interface).SubscriberTooSlow":
             return "the daemon dropped this event stream because it was read too slowly"
+        case "\(interface).Refused":
+            return parameters["reason"]?.stringValue ?? "the daemon refused the request"
         case "org.varlink.service.InvalidParameter":
             return "invalid value for '\(parameters["parameter"]?.stringValue ?? "?")'"
         default:
@@ -156,6 +158,23 @@ struct Control {
         try await statusCall(
             "Play", ["soundscape": name.map(JSONValue.string) ?? .null], bound: Bound.play,
             waitingFor: "the sound to flow (Play's reply)")
+    }
+
+    /// Several layers together (`Play` with `layers`).
+    func play(layers: [Mix.Layer]) async throws -> PlayerStatus {
+        let values = layers.map { JSONValue.object(["id": .string($0.soundscape.rawValue), "level": .number(Double($0.level))]) }
+        return try await statusCall(
+            "Play", ["layers": .array(values)], bound: Bound.play, waitingFor: "the sound to flow (Play's reply)")
+    }
+
+    /// One layer's level; nil takes it out.
+    func setLayer(_ id: String, level: Int?) async throws -> PlayerStatus {
+        try await statusCall("SetLayer", ["soundscape": .string(id), "level": level.map { .number(Double($0)) } ?? .null])
+    }
+
+    /// The sleep timer; nil cancels it.
+    func sleep(seconds: Int?) async throws -> PlayerStatus {
+        try await statusCall("Sleep", ["seconds": seconds.map { .number(Double($0)) } ?? .null])
     }
 
     func stop() async throws -> PlayerStatus {

@@ -12,7 +12,7 @@ enum Output {
     static func describe(_ status: PlayerStatus) {
         var rows: [(String, String)] = [
             ("State", status.stateInWords),
-            ("Soundscape", status.soundscape.rawValue),
+            status.layers.count > 1 || status.mix != nil ? ("Mix", status.playsInWords) : ("Soundscape", status.playsInWords),
             ("Volume", "\(status.volume.percent)%"),
             ("Route", status.route ?? (status.noSink ? "— (no sink to play to; waiting for one)" : "—")),
         ]
@@ -23,6 +23,7 @@ enum Output {
             rows.append(("Signer", signer.summary))
             if let said = signer.status { rows.append(("Signer says", said)) }
         }
+        if let sleep = status.sleepInWords { rows.append(("Sleep", sleep)) }
         if let keepAwake = status.keepAwake {
             let text: String =
                 switch keepAwake.state {
@@ -42,7 +43,7 @@ enum Output {
         if let hold = status.playHold {
             writeStderr("soundscapectl: \(hold); see `soundscapectl events`.\n")
         } else {
-            print("Playing \(status.soundscape) at \(status.volume.percent)%" + (status.route.map { " on \($0)" } ?? ""))
+            print("Playing \(status.playsInWords) at \(status.volume.percent)%" + (status.route.map { " on \($0)" } ?? ""))
         }
     }
 

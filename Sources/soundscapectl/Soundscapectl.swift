@@ -18,7 +18,8 @@ struct Soundscapectl: AsyncParsableCommand {
             """,
         version: SoundscapedVersion.string,
         subcommands: [
-            Play.self, Pause.self, Stop.self, VolumeCommand.self, Status.self, Reload.self, List.self, Events.self, Health.self, SetPreference.self,
+            Play.self, LayerCommand.self, SleepCommand.self, Pause.self, Stop.self, VolumeCommand.self, Status.self, Reload.self, List.self,
+            Events.self, Health.self, SetPreference.self,
             ShowPreferences.self, ImportCommand.self, Remove.self, ImportWorkerCommand.self,
         ])
 
@@ -47,18 +48,128 @@ struct ConnectionOptions: ParsableArguments {
 
 struct Play: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Start playing (or switch to) a soundscape; without NAME, the current one.")
+        abstract: "Start playing (or switch to) a soundscape, or several as layers; without one, what played last.",
+        discussion: """
+            One ID plays alone. Several play together as layers (at most \(Mix.maximumLayers)), each at its own \
+            LEVEL, 0-100 (default 100), under the volume: play rain ocean-waves=40. Switching cross-fades; \
+            a layer in both changes level only.
+            """)
+
+    @OptionGroup var connection: ConnectionOptions
+    @Argument(
+        help: ArgumentHelp("Soundscape id, as `soundscapectl list` shows, with =LEVEL for a layer's level.", valueName: "id[=level]"),
+        completion: .custom { words, _, _ in await Completion.soundscapeIDs(completing: words) })
+    var names: [String] = []
+
+    /// The layers asked for; nil for a single id (or none), which plays alone.
+    func layers() throws -> [Mix.Layer]? {
+        guard names.count > 1 || names.first?.contains("=") == true else { return nil }
+        let layers = try names.map { word throws -> Mix.Layer in
+            let parts = word.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+            guard let id = SoundscapeID(parts[0]) else { throw ValidationError("'\(parts[0])' is not a soundscape id") }
+            guard parts.count == 2 else { return Mix.Layer(id) }
+            guard let level = Int(parts[1]), (0...Mix.fullLevel).contains(level) else {
+                throw ValidationError("the level of '\(id)' must be 0-100, not '\(parts[1])'")
+            }
+            return Mix.Layer(id, level: level)
+        }
+        do {
+            return try Mix(layers: layers).layers
+        } catch {
+            throw ValidationError(error.description)
+        }
+    }
+
+    func validate() throws {
+        _ = try layers()
+    }
+
+    func run() async throws {
+        let layers = try layers()
+        try await Control.session(connection, for: Self.self) { control in
+            let status: PlayerStatus
+            if let layers { status = try await control.play(layers: layers) } else { status = try await control.play(names.first) }
+            Output.describePlay(status)
+        }
+    }
+}
+
+struct LayerCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "layer",
+        abstract: "Set one layer's level, adding it to what plays; off takes it out.",
+        discussion: """
+            A new layer fades in; off fades it out. What plays changes (or what would play, while \
+            stopped); nothing starts. A mix has at most \(Mix.maximumLayers) layers, and its last layer \
+            cannot go (play another soundscape, or stop).
+            """)
 
     @OptionGroup var connection: ConnectionOptions
     @Argument(
         help: "Soundscape id, as `soundscapectl list` shows.",
         completion: .custom { words, _, _ in await Completion.soundscapeIDs(completing: words) })
-    var name: String?
+    var id: String
+    @Argument(help: ArgumentHelp("0-100, or off.", valueName: "level"), completion: .list(["off", "25", "50", "75", "100"]))
+    var level: String
+
+    /// nil for off.
+    func parsedLevel() throws -> Int? {
+        if level == "off" { return nil }
+        guard let value = Int(level), (0...Mix.fullLevel).contains(value) else {
+            throw ValidationError("a layer's level is 0-100 or off, not '\(level)'")
+        }
+        return value
+    }
+
+    func validate() throws {
+        _ = try parsedLevel()
+        guard SoundscapeID(id) != nil else { throw ValidationError("'\(id)' is not a soundscape id") }
+    }
 
     func run() async throws {
+        let level = try parsedLevel()
         try await Control.session(connection, for: Self.self) { control in
-            let status = try await control.play(name)
-            Output.describePlay(status)
+            let status = try await control.setLayer(id, level: level)
+            print("Layers: \(status.playsInWords)" + (status.wantsPlaying ? "" : " (not playing; play starts them)"))
+        }
+    }
+}
+
+struct SleepCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sleep",
+        abstract: "Fade the sound away after a time, keeping the signer running; off cancels.",
+        discussion: """
+            DURATION is \(SleepTimer.formatHelp). The sound fades over the last third of the time \
+            (at most a minute); then the keep-alive goes on silently, as at volume 0: the signer \
+            keeps running and being checked. play wakes the sound. While asleep, a signer that \
+            goes down is announced (events, the desktop's notification) but no cue sounds.
+            """)
+
+    @OptionGroup var connection: ConnectionOptions
+    @Argument(
+        help: ArgumentHelp("How long until silence (90s, 45m, 1h30m), or off.", valueName: "duration"),
+        completion: .list(["off", "15m", "30m", "45m", "1h", "1h30m"]))
+    var duration: String
+
+    /// nil for off.
+    func parsed() throws -> Duration? {
+        if duration == "off" { return nil }
+        guard let value = SleepTimer.parse(duration) else {
+            throw ValidationError("sleep takes \(SleepTimer.formatHelp), or off; not '\(duration)'")
+        }
+        return value
+    }
+
+    func validate() throws {
+        _ = try parsed()
+    }
+
+    func run() async throws {
+        let seconds = try parsed().map { Int($0.components.seconds) }
+        try await Control.session(connection, for: Self.self) { control in
+            let status = try await control.sleep(seconds: seconds)
+            print(status.sleepInWords.map { "Sleep: \($0)" } ?? "Sleep timer off")
         }
     }
 }

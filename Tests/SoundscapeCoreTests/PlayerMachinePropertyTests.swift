@@ -65,8 +65,8 @@ import SoundscapeCore
             if persists.contains(where: { $0 != driver.desired }) { return "persisted a stale state" }
             if !driver.desired.wantsPlaying, actions.startsOutput { return "started while not wanting to play" }
             if actions.contains(where: {
-                if case .startOutput(let id, let volume, _) = $0 {
-                    id != driver.desired.soundscape || volume != driver.desired.volume
+                if case .startOutput(let mix, let volume, _) = $0 {
+                    mix != driver.desired.mix || volume != driver.desired.volume
                 } else {
                     false
                 }

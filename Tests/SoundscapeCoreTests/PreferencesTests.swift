@@ -186,7 +186,7 @@ private typealias Fixtures = InterruptionPolicyTests
         #expect(
             InterruptionCause.allCases == [
                 .communicationStream, .callRoute, .serverPaused, .signerDown, .muted,
-                .roleCorked,
+                .roleCorked, .asleep,
             ])
         #expect(InterruptionCause.communicationStream < .callRoute)
         #expect(InterruptionCause.callRoute < .serverPaused)

@@ -224,7 +224,7 @@ import SoundscapeCore
         let text = String(decoding: try encoder.encode(status), as: UTF8.self)
         #expect(
             text
-                == #"{"cuePlaying":false,"ducked":false,"interruptions":[],"isPlaying":true,"keepAwake":null,"noSink":false,"route":null,"signer":null,"soundscape":"rain","state":"playing","version":"\#(SoundscapedVersion.string)","volume":40,"wantsPlaying":true}"#
+                == #"{"cuePlaying":false,"ducked":false,"interruptions":[],"isPlaying":true,"keepAwake":null,"layers":[{"id":"rain","level":100}],"mix":null,"noSink":false,"route":null,"signer":null,"sleep":null,"soundscape":"rain","state":"playing","version":"\#(SoundscapedVersion.string)","volume":40,"wantsPlaying":true}"#
         )
         #expect(try JSONDecoder().decode(PlayerStatus.self, from: Data(text.utf8)) == status)
     }
@@ -264,8 +264,8 @@ import SoundscapeCore
         #expect(
             Set(json.keys) == [
                 "seq", "time", "type", "reason", "message",
-                "state", "isPlaying", "soundscape", "volume", "route", "noSink", "wantsPlaying", "signer",
-                "interruptions", "ducked", "cuePlaying", "keepAwake", "version",
+                "state", "isPlaying", "soundscape", "layers", "mix", "volume", "route", "noSink", "wantsPlaying", "signer",
+                "interruptions", "ducked", "cuePlaying", "keepAwake", "sleep", "version",
             ])
         #expect(json["seq"] as? Int == 42)
         #expect(json["time"] as? String == "2026-11-20T21:04:05.123Z")

@@ -41,8 +41,8 @@ import Testing
         let status = try #require(IDLFields.of(type: "Status", in: idl))
         let event = try #require(IDLFields.of(type: "Event", in: idl))
         let statusNames = [
-            "state", "isPlaying", "soundscape", "volume", "route", "noSink", "wantsPlaying", "signer", "interruptions",
-            "ducked", "cuePlaying", "keepAwake", "version",
+            "state", "isPlaying", "soundscape", "layers", "mix", "volume", "route", "noSink", "wantsPlaying", "signer",
+            "interruptions", "ducked", "cuePlaying", "keepAwake", "sleep", "version",
         ]
         #expect(status.map(\.name) == statusNames)
         #expect(event.map(\.name) == ["seq", "time", "type", "reason", "message", "cause"] + status.map(\.name))

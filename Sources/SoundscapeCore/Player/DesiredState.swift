@@ -14,18 +14,26 @@ public struct DesiredState: Sendable, Equatable, Codable {
     }
 
     public var intent: Intent
-    public var soundscape: SoundscapeID
+    /// What plays: one soundscape, or layers.
+    public var mix: Mix
     public var volume: Volume
 
-    public init(intent: Intent, soundscape: SoundscapeID, volume: Volume) {
+    public init(intent: Intent, mix: Mix, volume: Volume) {
         self.intent = intent
-        self.soundscape = soundscape
+        self.mix = mix
         self.volume = volume
+    }
+
+    public init(intent: Intent, soundscape: SoundscapeID, volume: Volume) {
+        self.init(intent: intent, mix: Mix(soundscape), volume: volume)
     }
 
     public init(wantsPlaying: Bool, soundscape: SoundscapeID, volume: Volume) {
         self.init(intent: wantsPlaying ? .playing : .stopped, soundscape: soundscape, volume: volume)
     }
+
+    /// The mix's first soundscape: what names it where one soundscape is named.
+    public var soundscape: SoundscapeID { mix.primary }
 
     /// The user wants to hear the soundscape.
     public var wantsPlaying: Bool { intent == .playing }

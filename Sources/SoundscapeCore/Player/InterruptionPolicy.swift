@@ -231,7 +231,7 @@ struct InterruptionPolicy: Sendable {
             return "our output is a call route (\(route ?? "?"))"
         case .serverPaused:
             return "the server paused our stream"
-        case .signerDown, .muted:
+        case .signerDown, .muted, .asleep:
             // Not the graph's doing: PlayerMachine describes these.
             return cause.rawValue
         case .roleCorked:

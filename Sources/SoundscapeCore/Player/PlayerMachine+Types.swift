@@ -36,9 +36,9 @@ extension PlayerMachine {
         case unavailable
         /// Connected; the stream exists but is inactive (the sink may suspend).
         case idle
-        /// Told to play `soundscape`; `streaming` once the graph runs us.
+        /// Told to play `mix`; `streaming` once the graph runs us.
         /// `since` is when it last was not streaming, for the start timeout.
-        case active(soundscape: SoundscapeID, streaming: Bool, since: ContinuousClock.Instant)
+        case active(mix: Mix, streaming: Bool, since: ContinuousClock.Instant)
         /// Fading out before going idle.
         case stopping
 
@@ -49,10 +49,20 @@ extension PlayerMachine {
             case .idle, .active, .stopping: true
             }
         }
+
+        /// Playing one soundscape alone.
+        public static func active(soundscape: SoundscapeID, streaming: Bool, since: ContinuousClock.Instant) -> Output {
+            .active(mix: Mix(soundscape), streaming: streaming, since: since)
+        }
     }
 
     public enum Input: Sendable, Equatable {
-        case play(SoundscapeID)
+        /// Play this mix (one soundscape is a mix of one), replacing what plays.
+        case play(Mix)
+        /// Change the layers (a level, one added or taken out) without starting or stopping.
+        case setMix(Mix)
+        /// Set the sleep timer to end this long from now; nil cancels it.
+        case sleep(Duration?)
         /// Silence, keeping the session (and the signer host) going; `play` resumes.
         case pause
         /// End the session.
@@ -86,6 +96,9 @@ extension PlayerMachine {
         case signer(SignerAvailability)
         /// Time passed; re-evaluate deadlines.
         case tick
+
+        /// Play one soundscape alone.
+        public static func play(_ soundscape: SoundscapeID) -> Input { .play(Mix(soundscape)) }
     }
 
     /// The watchdog's escalation, gentlest first.
@@ -102,9 +115,14 @@ extension PlayerMachine {
     /// it out, so the caller never reads the machine's state to perform one.
     public enum Action: Sendable, Equatable {
         /// Start from silence (or turn a fade-out back), fading in as given.
-        case startOutput(SoundscapeID, Volume, FadeIn)
-        /// Crossfade to another soundscape at this volume (the ducked one during a call in duck mode).
-        case switchSoundscape(SoundscapeID, Volume)
+        case startOutput(Mix, Volume, FadeIn)
+        /// Move to another mix at this volume (the ducked one during a call in duck mode):
+        /// layers that stay change level, the others cross-fade in and out.
+        case changeMix(Mix, Volume)
+        /// The sleep timer's fade: dim the sound to silence over this long.
+        case dim(over: Duration)
+        /// The sleep timer was cancelled or woken: the sound back to full.
+        case undim
         case setVolume(Volume)
         case stopOutput
         case persist(DesiredState)
@@ -120,6 +138,16 @@ extension PlayerMachine {
         /// Whether the user wants the keep-alive session now (`DesiredState.wantsSession`),
         /// sent when it changes: the signer's machine takes it as `.session`.
         case signerSession(Bool)
+
+        /// Start one soundscape alone from silence.
+        public static func startOutput(_ soundscape: SoundscapeID, _ volume: Volume, _ fadeIn: FadeIn) -> Action {
+            .startOutput(Mix(soundscape), volume, fadeIn)
+        }
+
+        /// Cross-fade to one soundscape alone.
+        public static func switchSoundscape(_ soundscape: SoundscapeID, _ volume: Volume) -> Action {
+            .changeMix(Mix(soundscape), volume)
+        }
     }
 
     /// An input's own news, published unless a state transition says more (see `EventAnnouncer`).

@@ -37,6 +37,8 @@ public struct PlayerMachine: Sendable {
     private(set) var signer: SignerAvailability = .up
     /// The session the last `.signerSession` said (none wanted before the first).
     private var announcedSession = false
+    /// The sleep timer.
+    public private(set) var sleep = SleepTimer()
 
     /// What we last asked of the session manager about our stream's link.
     private enum TargetRequest: Sendable, Equatable {
@@ -71,6 +73,7 @@ public struct PlayerMachine: Sendable {
         var causes = policy.causes(output: output, sessionAudible: announcer.session == .audible, now: now)
         if holdsOffForSigner { causes.insert(.signerDown) }
         if muted { causes.insert(.muted) }
+        if asleep { causes.insert(.asleep) }
         return causes
     }
 
@@ -90,7 +93,7 @@ public struct PlayerMachine: Sendable {
         case .playing: break
         }
         let causes = interruptions(now: now)
-        if policy.interrupts(causes) || !causes.isDisjoint(with: [.signerDown, .muted]) { return .interrupted }
+        if policy.interrupts(causes) || !causes.isDisjoint(with: [.signerDown, .muted, .asleep]) { return .interrupted }
         if ladder.isWorking || policy.noUsableSink { return .recovering }
         switch output {
         case .active(_, streaming: true, _):
@@ -117,7 +120,10 @@ public struct PlayerMachine: Sendable {
             state: state, isPlaying: state == .playing, soundscape: desired.soundscape,
             volume: desired.volume, route: route, wantsPlaying: desired.wantsPlaying
         )
-        if case .active(.signerDownCue, streaming: true, _) = output { status.cuePlaying = true }
+        status.layers = desired.mix.layers
+        status.mix = desired.mix.name
+        status.sleep = sleepStatus(now: now)
+        if case .active(let mix, streaming: true, _) = output, mix.primary == .signerDownCue { status.cuePlaying = true }
         status.interruptions = interruptions(now: now).sorted().map(\.rawValue)
         status.ducked = ducking
         status.noSink = policy.noUsableSink
@@ -131,23 +137,44 @@ public struct PlayerMachine: Sendable {
         var news: Announcement?
 
         switch input {
-        case .play(let soundscape):
-            let changedSoundscape = soundscape != desired.soundscape
-            if changedSoundscape || !desired.wantsPlaying {
+        case .play(let mix):
+            // A play wakes the sound the sleep timer took away (and ends the timer): the
+            // user's return to sound, so it fades in as a play does.
+            if sleep.isAsleep { startFade = .gentle }
+            actions += Self.sleepActions(sleep.cancel())
+            let changedMix = mix != desired.mix
+            if changedMix || !desired.wantsPlaying {
                 // From a pause the session goes on: its return to sound is `resumed`.
                 if desired.intent == .stopped { announcer.sessionBegins() }
-                desired.soundscape = soundscape
+                desired.mix = mix
                 desired.intent = .playing
                 startFade = .gentle
                 actions.append(.persist(desired))
                 // During a session the switch itself is the news; from silence, `started` says it.
-                if changedSoundscape, announcer.published != .stopped {
+                if changedMix, announcer.published != .stopped {
                     news = Announcement(.soundscapeChanged)
                 }
             }
 
+        case .setMix(let mix):
+            if mix != desired.mix {
+                desired.mix = mix
+                actions.append(.persist(desired))
+                news = Announcement(.layersChanged, mix.description)
+            }
+
+        case .sleep(let duration):
+            if let duration {
+                actions += Self.sleepActions(sleep.set(duration, now: now))
+                news = Announcement(.sleepChanged, "the sound fades away in \(SleepTimer.describe(duration))")
+            } else if sleep.state != .off {
+                actions += Self.sleepActions(sleep.cancel())
+                news = Announcement(.sleepChanged, "the sleep timer is off")
+            }
+
         case .pause:
             ladder.reset()
+            actions += Self.sleepActions(sleep.cancel())
             announcer.stopped()
             if desired.intent == .playing {
                 desired.intent = .paused
@@ -156,6 +183,7 @@ public struct PlayerMachine: Sendable {
 
         case .stop:
             ladder.reset()
+            actions += Self.sleepActions(sleep.cancel())
             announcer.stopped()
             if desired.intent != .stopped {
                 desired.intent = .stopped
@@ -205,8 +233,8 @@ public struct PlayerMachine: Sendable {
 
         case .outputStreaming(let streaming):
             graphStreaming = streaming
-            if case .active(let soundscape, let wasStreaming, _) = output, wasStreaming != streaming {
-                output = .active(soundscape: soundscape, streaming: streaming, since: now)
+            if case .active(let mix, let wasStreaming, _) = output, wasStreaming != streaming {
+                output = .active(mix: mix, streaming: streaming, since: now)
                 if !streaming {
                     // A linked stream the graph holds paused becomes `serverPaused` after a grace period.
                     if route != nil && announcer.session == .audible {
@@ -240,10 +268,13 @@ public struct PlayerMachine: Sendable {
 
         case .decodeFailed(let soundscape, let message, let fallback):
             news = Announcement(.decodeError, message)
-            if soundscape == desired.soundscape {
+            if desired.mix.level(of: soundscape) != nil {
                 let before = desired
-                if let fallback, fallback != soundscape {
-                    desired.soundscape = fallback
+                if let rest = try? desired.mix.removing(soundscape) {
+                    // One layer of several: the others play on.
+                    desired.mix = rest
+                } else if let fallback, fallback != soundscape {
+                    desired.mix = Mix(fallback)
                 } else {
                     desired.intent = .stopped
                 }
@@ -254,6 +285,7 @@ public struct PlayerMachine: Sendable {
             let (revive, failure) = ladder.tick(now: now)
             actions += revive
             if let failure { news = failure }
+            actions += Self.sleepActions(sleep.tick(now: now))
         }
 
         actions += reconcileInterruptions(now: now, news: &news)
@@ -297,11 +329,11 @@ public struct PlayerMachine: Sendable {
         case (let wanted?, .idle), (let wanted?, .stopping):
             // From `.stopping` the stream may still run (the fade-out is simply reversed).
             let streaming = output == .stopping && graphStreaming
-            output = .active(soundscape: wanted, streaming: streaming, since: now)
+            output = .active(mix: wanted, streaming: streaming, since: now)
             return [.startOutput(wanted, effectiveVolume, startFade), .scheduleTick(at: now + configuration.startTimeout)]
-        case (let wanted?, .active(let playing, let streaming, let since)) where playing != wanted:
-            output = .active(soundscape: wanted, streaming: streaming, since: since)
-            return [.switchSoundscape(wanted, effectiveVolume)]
+        case (let wanted?, .active(let playing, let streaming, let since)) where !playing.sounds(like: wanted):
+            output = .active(mix: wanted, streaming: streaming, since: since)
+            return [.changeMix(wanted, effectiveVolume)]
         case (nil, .active):
             output = .stopping
             return [.stopOutput]
@@ -323,6 +355,28 @@ public struct PlayerMachine: Sendable {
         default:
             target = .requested(wanted)
             return wanted.map { [.setTarget($0)] } ?? []
+        }
+    }
+
+    /// The sleep timer's actions, as the player's.
+    private static func sleepActions(_ actions: [SleepTimer.Action]) -> [Action] {
+        actions.map {
+            switch $0 {
+            case .scheduleTick(let at): .scheduleTick(at: at)
+            case .dim(let over): .dim(over: over)
+            case .undim: .undim
+            }
+        }
+    }
+
+    private func sleepStatus(now: ContinuousClock.Instant) -> SleepStatus? {
+        switch sleep.state {
+        case .off: return nil
+        case .asleep: return SleepStatus(state: .asleep)
+        case .counting(_, let ends), .fading(let ends):
+            let left = max(ends - now, .zero)
+            let seconds = Int((left + .milliseconds(999)).components.seconds)
+            return SleepStatus(state: sleep.isDimming ? .fading : .counting, remaining: seconds)
         }
     }
 

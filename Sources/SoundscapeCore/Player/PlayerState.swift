@@ -30,6 +30,10 @@ public enum EventReason: String, Sendable, Codable, CaseIterable {
     case decodeError
     case volumeChanged
     case soundscapeChanged
+    /// A layer of the mix came in, changed level or went out (message: the mix now).
+    case layersChanged
+    /// The sleep timer was set or cancelled (message: when it ends, or that it is off).
+    case sleepChanged
     /// Audio should flow but has stopped (the watchdog is working on it).
     case stalled
     /// Audio flows again after `stalled`.

@@ -4,8 +4,14 @@ public struct PlayerStatus: Sendable, Equatable, Codable {
     public var state: PlayerState
     /// True only while audio is really flowing to a sink.
     public var isPlaying: Bool
-    /// The soundscape that plays, or would play on `play`.
+    /// The soundscape that plays, or would play on `play` (a mix's first layer).
     public var soundscape: SoundscapeID
+    /// The layers that play, or would play on `play`: one at 100 for a single soundscape.
+    public var layers: [Mix.Layer]
+    /// The saved mix that plays, unchanged since it was played; nil for any other.
+    public var mix: String?
+    /// The sleep timer, while one is set (and once it has run out, until woken).
+    public var sleep: SleepStatus?
     public var volume: Volume
     /// `node.name` of the sink we play to; null while we are not linked.
     public var route: String?
@@ -38,6 +44,7 @@ public struct PlayerStatus: Sendable, Equatable, Codable {
         self.state = state
         self.isPlaying = isPlaying
         self.soundscape = soundscape
+        layers = [Mix.Layer(soundscape)]
         self.volume = volume
         self.route = route
         self.wantsPlaying = wantsPlaying
@@ -45,8 +52,8 @@ public struct PlayerStatus: Sendable, Equatable, Codable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case state, isPlaying, soundscape, volume, route, noSink, wantsPlaying, signer, interruptions, ducked, cuePlaying,
-            keepAwake, version
+        case state, isPlaying, soundscape, layers, mix, volume, route, noSink, wantsPlaying, signer, interruptions, ducked,
+            cuePlaying, keepAwake, sleep, version
     }
 
     public init(from decoder: any Decoder) throws {
@@ -54,6 +61,10 @@ public struct PlayerStatus: Sendable, Equatable, Codable {
         state = try container.decode(PlayerState.self, forKey: .state)
         isPlaying = try container.decode(Bool.self, forKey: .isPlaying)
         soundscape = try container.decode(SoundscapeID.self, forKey: .soundscape)
+        // Older daemons send no layers: their soundscape is the one layer.
+        layers = try container.decodeIfPresent([Mix.Layer].self, forKey: .layers) ?? [Mix.Layer(soundscape)]
+        mix = try container.decodeIfPresent(String.self, forKey: .mix)
+        sleep = try container.decodeIfPresent(SleepStatus.self, forKey: .sleep)
         volume = try container.decode(Volume.self, forKey: .volume)
         route = try container.decodeIfPresent(String.self, forKey: .route)
         noSink = try container.decodeIfPresent(Bool.self, forKey: .noSink) ?? false
@@ -72,6 +83,8 @@ public struct PlayerStatus: Sendable, Equatable, Codable {
         try container.encode(state, forKey: .state)
         try container.encode(isPlaying, forKey: .isPlaying)
         try container.encode(soundscape, forKey: .soundscape)
+        try container.encode(layers, forKey: .layers)
+        try container.encode(mix, forKey: .mix)
         try container.encode(volume, forKey: .volume)
         try container.encode(route, forKey: .route)
         try container.encode(noSink, forKey: .noSink)
@@ -81,6 +94,31 @@ public struct PlayerStatus: Sendable, Equatable, Codable {
         try container.encode(ducked, forKey: .ducked)
         try container.encode(cuePlaying, forKey: .cuePlaying)
         try container.encode(keepAwake, forKey: .keepAwake)
+        try container.encode(sleep, forKey: .sleep)
         try container.encode(version, forKey: .version)
+    }
+}
+
+/// The sleep timer, as a status shows it.
+public struct SleepStatus: Sendable, Equatable, Codable {
+    public enum State: String, Sendable, Codable, CaseIterable {
+        /// Counting down; the sound plays on.
+        case counting
+        /// The sound fades away.
+        case fading
+        /// The time is up: silent until `play` wakes the sound.
+        case asleep
+    }
+
+    public var state: State
+    /// When the time is up (RFC 3339, UTC); nil once asleep.
+    public var ends: String?
+    /// Seconds until then, rounded up; nil once asleep.
+    public var remaining: Int?
+
+    public init(state: State, ends: String? = nil, remaining: Int? = nil) {
+        self.state = state
+        self.ends = ends
+        self.remaining = remaining
     }
 }

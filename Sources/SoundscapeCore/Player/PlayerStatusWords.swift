@@ -9,10 +9,33 @@ extension PlayerStatus {
             return "\(state.rawValue) (signer down: \(cuePlaying ? "the cue plays" : "silent"))"
         }
         if interruptions.contains(InterruptionCause.muted.rawValue) { return "\(state.rawValue) (volume 0: silent)" }
+        if interruptions.contains(InterruptionCause.asleep.rawValue) {
+            return "\(state.rawValue) (asleep: silent until play; the keep-alive goes on)"
+        }
         switch state {
         case .stopped, .paused: return state.rawValue
         case .resuming: return "resuming (sound follows in a moment)"
         case .playing, .interrupted, .recovering: return state.rawValue + (isPlaying ? "" : " (no audio flowing)")
+        }
+    }
+
+    /// What plays, or would play: the saved mix's name, the soundscape alone, or the
+    /// layers with their levels (`rain + fire=40`).
+    public var playsInWords: String {
+        let layers = self.layers.map { Mix.Layer($0.soundscape, level: $0.level).description }.joined(separator: " + ")
+        guard let mix else { return layers }
+        return "\(mix) (\(layers))"
+    }
+
+    /// The sleep timer in words, while one is set.
+    public var sleepInWords: String? {
+        guard let sleep else { return nil }
+        let left = sleep.remaining.map { SleepTimer.describe(.seconds($0)) } ?? "?"
+        let ends = sleep.ends.map { " (at \($0))" } ?? ""
+        switch sleep.state {
+        case .counting: return "the sound fades away in \(left)\(ends)"
+        case .fading: return "fading away, silent in \(left)\(ends)"
+        case .asleep: return "asleep: silent until play, the keep-alive goes on"
         }
     }
 
@@ -22,14 +45,14 @@ extension PlayerStatus {
         if interruptions.contains(InterruptionCause.signerDown.rawValue) {
             let signer = signer.map { " (\($0.summary))" } ?? ""
             return """
-                \(soundscape) waits for the signer host, which is down\(signer): the soundscape plays \
+                \(playsInWords) waits for the signer host, which is down\(signer): the soundscape plays \
                 once signing is up again (play restarts a signer that failed)
                 """
         }
         if interruptions.contains(InterruptionCause.muted.rawValue) {
-            return "\(soundscape) plays silently: the volume is 0, and the keep-alive goes on until it is raised"
+            return "\(playsInWords) plays silently: the volume is 0, and the keep-alive goes on until it is raised"
         }
-        return "\(soundscape) will play as soon as audio output is available (state: \(state.rawValue))"
+        return "\(playsInWords) will play as soon as audio output is available (state: \(state.rawValue))"
     }
 }
 

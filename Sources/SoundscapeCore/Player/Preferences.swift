@@ -174,6 +174,8 @@ public enum InterruptionCause: String, Sendable, Codable, CaseIterable, Comparab
     /// `suspend.playback` is set: our stream stays as it is, unlinked, until
     /// the policy links it again.
     case roleCorked
+    /// The sleep timer ran out: silent, as at volume off, until `play` wakes the sound.
+    case asleep
 
     public static func < (lhs: Self, rhs: Self) -> Bool {
         allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!

@@ -21,13 +21,41 @@ struct PlayerInterface: VarlinkInterface {
     func handle(_ call: VarlinkCall) async throws {
         switch call.unqualifiedMethod {
         case "Play":
-            try call.parameters.rejectUnknown(allowed: ["soundscape"])
-            let id = try call.parameters.optionalString("soundscape").map { name throws(VarlinkError) in
-                guard let id = SoundscapeID(name) else { throw PlayerErrors.noSuchSoundscape(name) }
-                return id
+            try call.parameters.rejectUnknown(allowed: ["soundscape", "layers"])
+            let id = try call.parameters.optionalString("soundscape").map(PlayerErrors.soundscapeID)
+            let layers = try call.parameters.optionalArray("layers")?.map(PlayerErrors.layer)
+            let mix: Mix?
+            switch (id, layers) {
+            case (let id?, nil): mix = Mix(id)
+            case (nil, let layers?):
+                do throws(MixError) { mix = try Mix(layers: layers) } catch { throw PlayerErrors.refused(error.description) }
+            case (nil, nil): mix = nil
+            case (_?, _?): throw PlayerErrors.refused("give a soundscape or layers, not both")
             }
             do {
-                try await call.reply(StatusReply(status: await player.play(id)))
+                try await call.reply(StatusReply(status: await player.play(mix: mix)))
+            } catch let error as PlayerError {
+                throw PlayerErrors.varlinkError(for: error)
+            }
+
+        case "SetLayer":
+            try call.parameters.rejectUnknown(allowed: ["soundscape", "level"])
+            let id = try PlayerErrors.soundscapeID(try call.parameters.string("soundscape"))
+            let level = try call.parameters.optionalInt("level")
+            if let level, !(0...Mix.fullLevel).contains(level) { throw VarlinkError.invalidParameter(parameter: "level") }
+            do {
+                try await call.reply(StatusReply(status: await player.setLayer(id, level: level)))
+            } catch let error as PlayerError {
+                throw PlayerErrors.varlinkError(for: error)
+            }
+
+        case "Sleep":
+            try call.parameters.rejectUnknown(allowed: ["seconds"])
+            let seconds = try call.parameters.optionalInt("seconds")
+            let longest = Int(SleepTimer.longest.components.seconds)
+            if let seconds, !(1...longest).contains(seconds) { throw VarlinkError.invalidParameter(parameter: "seconds") }
+            do {
+                try await call.reply(StatusReply(status: await player.sleep(seconds.map { .seconds($0) })))
             } catch let error as PlayerError {
                 throw PlayerErrors.varlinkError(for: error)
             }
@@ -174,8 +202,27 @@ enum PlayerErrors {
         VarlinkError(name: "\(PlayerInterfaceDefinition.name).SubscriberTooSlow", parameters: ["limit": .number(Double(limit))])
     }
 
+    static func refused(_ reason: String) -> VarlinkError {
+        VarlinkError(name: "\(PlayerInterfaceDefinition.name).Refused", parameters: ["reason": .string(reason)])
+    }
+
+    /// One `Layer` of a call: `{"id": "rain", "level": 40}`.
+    static func layer(_ value: JSONValue) throws(VarlinkError) -> Mix.Layer {
+        guard case .object(let fields) = value, let name = fields["id"]?.stringValue,
+            let level = fields["level"]?.intValue, fields.keys.allSatisfy({ ["id", "level"].contains($0) })
+        else { throw .invalidParameter(parameter: "layers") }
+        return Mix.Layer(try soundscapeID(name), level: level)
+    }
+
+    /// A soundscape id from a call; a name no soundscape can have is no such soundscape.
+    static func soundscapeID(_ name: String) throws(VarlinkError) -> SoundscapeID {
+        guard let id = SoundscapeID(name) else { throw noSuchSoundscape(name) }
+        return id
+    }
+
     static func varlinkError(for error: PlayerError) -> VarlinkError {
         switch error {
+        case .refused(let reason): refused(reason)
         case .noSuchSoundscape(let id): noSuchSoundscape(id.rawValue)
         case .decodeFailed(let failure): decodeFailed(failure.soundscape.rawValue, reason: failure.reason)
         }

@@ -26,6 +26,8 @@ enum PlayerInterfaceDefinition {
         "state: \(members(PlayerState.self))",
         "isPlaying: bool",
         "soundscape: string",
+        "layers: []Layer",
+        "mix: ?string",
         "volume: int",
         "route: ?string",
         "noSink: ?bool",
@@ -35,6 +37,7 @@ enum PlayerInterfaceDefinition {
         "ducked: bool",
         "cuePlaying: ?bool",
         "keepAwake: ?KeepAwake",
+        "sleep: ?Sleep",
         "version: ?string",
     ]
 
@@ -61,6 +64,10 @@ enum PlayerInterfaceDefinition {
         # What the daemon does now.
         #   state: resuming while a start settles (a play, a return, the saved session at start).
         #   isPlaying: true only while the soundscape really flows to a sink.
+        #   soundscape: what plays (or would play on Play): a mix's first layer.
+        #   layers: what plays, each soundscape at its level (0-100); one at 100 for a
+        #     single soundscape; absent from older daemons.
+        #   mix: the saved mix that plays, unchanged since it was played; null for any other.
         #   route: node.name of the sink we play to, null while not linked.
         #   noSink: the graph has no sink to play to (no sound device); null from older daemons.
         #   wantsPlaying: what the user asked for; survives interruptions and restarts.
@@ -69,9 +76,27 @@ enum PlayerInterfaceDefinition {
         #   ducked: the volume is lowered for a call (interruption mode duck).
         #   cuePlaying: the sink carries the signer-down cue (signing is down); null from older daemons.
         #   keepAwake: the sleep inhibitor; null while the keep-awake preference is off.
+        #   sleep: the sleep timer, while one is set (and asleep, once it ran out, until Play).
         #   version: the daemon's version, as soundscaped --version prints it; null from older daemons.
         type Status (
           \(fields(statusFields))
+        )
+
+        # One layer of a mix: a soundscape at its level (0-100, on the volume curve,
+        # under the master volume; 100 is the soundscape at its own loudness).
+        type Layer (
+          id: string,
+          level: int
+        )
+
+        # The sleep timer: counting down; fading (the sound fades away until ends);
+        # asleep (the time is up: silent, the keep-alive goes on, until Play).
+        #   ends: when the time is up, RFC 3339 UTC; remaining: seconds until then;
+        #     both null once asleep.
+        type Sleep (
+          state: \(members(SleepStatus.State.self)),
+          ends: ?string,
+          remaining: ?int
         )
 
         # The sleep inhibitor.
@@ -145,10 +170,22 @@ enum PlayerInterfaceDefinition {
           credit: ?string
         )
 
-        # Plays the soundscape (default: the current one), switching with a
-        # crossfade if another plays. Replies once the graph runs the stream
-        # or the start has visibly failed (state recovering).
-        method Play(soundscape: ?string) -> (status: Status)
+        # Plays the soundscape alone, or the layers together (at most \(Mix.maximumLayers)),
+        # or neither: what played last. Switching from what plays cross-fades, layer
+        # by layer: a layer in both changes level only. Replies once the graph runs
+        # the stream or the start has visibly failed (state recovering).
+        method Play(soundscape: ?string, layers: ?[]Layer) -> (status: Status)
+
+        # Sets one layer's level (adding it, last, with a short fade-in), or with
+        # level null fades it out and takes it out. Changes what plays, or would
+        # play on Play; starts nothing. Refused: a seventh layer, the last one out.
+        method SetLayer(soundscape: string, level: ?int) -> (status: Status)
+
+        # Sets the sleep timer to end in this many seconds (1-86400): the sound
+        # fades away over the last third (at most 60 s), then the keep-alive goes
+        # on silently, as at volume off, until Play. Null cancels the timer.
+        # Refused while nothing plays.
+        method Sleep(seconds: ?int) -> (status: Status)
 
         # Fades out and keeps the session: the stream goes inactive (the sink
         # can suspend) and the signer host keeps running. Play resumes.
@@ -198,6 +235,11 @@ enum PlayerInterfaceDefinition {
         error DecodeFailed (soundscape: string, reason: string)
 
         error InvalidPreference (name: string, reason: string)
+
+        # A request that cannot be carried out as asked (reason says why, for the user):
+        # a mix of more than \(Mix.maximumLayers) layers, a soundscape twice, the last layer out,
+        # a sleep timer while nothing plays.
+        error Refused (reason: string)
 
         # The subscriber fell more than `limit` events behind and was dropped.
         error SubscriberTooSlow (limit: int)

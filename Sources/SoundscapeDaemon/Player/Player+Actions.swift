@@ -26,11 +26,15 @@ extension Player {
 
     private func perform(_ action: PlayerMachine.Action) {
         switch action {
-        case .startOutput(let id, let volume, let fade):
-            play(id, volume: volume, fadeIn: fade)
-        case .switchSoundscape(let id, let volume):
-            // A crossfade while audible; a fade-in under way keeps its pace.
-            play(id, volume: volume, fadeIn: .gentle)
+        case .startOutput(let mix, let volume, let fade):
+            play(mix, volume: volume, fadeIn: fade)
+        case .changeMix(let mix, let volume):
+            // Layer by layer while audible; a fade-in under way keeps its pace.
+            play(mix, volume: volume, fadeIn: .gentle)
+        case .dim(let duration):
+            output.dim(over: duration)
+        case .undim:
+            output.undim()
         case .setVolume(let volume):
             output.setVolume(volume)
         case .stopOutput:
@@ -58,14 +62,19 @@ extension Player {
         }
     }
 
-    private func play(_ id: SoundscapeID, volume: Volume, fadeIn: FadeIn) {
-        guard let data = id == .signerDownCue ? cue : loaded[id] else {
-            // The machine only plays what `play`, the restore or a fallback opened first.
-            logger.error("'\(id)' was to play but is not open; stopping")
-            apply(.decodeFailed(id, message: "cannot play '\(id)': it is not open", fallback: nil))
-            return
+    private func play(_ mix: Mix, volume: Volume, fadeIn: FadeIn) {
+        var layers: [LayerData] = []
+        for layer in mix.layers {
+            guard let data = layer.soundscape == .signerDownCue ? cue : loaded[layer.soundscape] else {
+                // The machine only plays what `play`, the restore or a fallback opened first.
+                let id = layer.soundscape
+                logger.error("'\(id)' was to play but is not open; stopping")
+                apply(.decodeFailed(id, message: "cannot play '\(id)': it is not open", fallback: nil))
+                return
+            }
+            layers.append(LayerData(data, level: layer.level))
         }
-        output.play(data, volume: volume, fadeIn: fadeIn)
+        output.play(layers, volume: volume, fadeIn: fadeIn)
     }
 
     /// The signer machine's actions that are the player's (`SignerSupervisor` carries out the rest).

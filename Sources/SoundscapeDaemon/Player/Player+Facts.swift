@@ -26,13 +26,14 @@ extension Player {
 
     // MARK: Loaded soundscapes
 
-    /// Opens `id` on the worker and keeps it; the error if it does not open.
-    func open(_ id: SoundscapeID) async -> SoundscapeDecodeError? {
+    /// Opens `id` on the worker and keeps it (with `alongside`, opened before it
+    /// for the same mix); the error if it does not open.
+    func open(_ id: SoundscapeID, alongside: [SoundscapeID] = []) async -> SoundscapeDecodeError? {
         let (catalog, result) = await loader.load(id)
         self.catalog = catalog
         switch result {
         case .success(let data):
-            keepLoaded(data)
+            keepLoaded([data], alongside: alongside)
             return nil
         case .failure(.noSuchSoundscape(let id)):
             return SoundscapeDecodeError(soundscape: id, reason: "it is no longer available")
@@ -56,9 +57,14 @@ extension Player {
 
     /// Keeps `data` and what plays; a handful of loops would otherwise pile up.
     func keepLoaded(_ data: SoundscapeData) {
-        let keep: Set = [machine.desired.soundscape, data.id]
+        keepLoaded([data])
+    }
+
+    /// Keeps what plays and what is about to; lets go of the rest.
+    func keepLoaded(_ opened: [SoundscapeData], alongside: [SoundscapeID] = []) {
+        let keep = Set(machine.desired.mix.soundscapes + opened.map(\.id) + alongside)
         loaded = loaded.filter { keep.contains($0.key) }
-        loaded[data.id] = data
+        for data in opened { loaded[data.id] = data }
     }
 
     // MARK: The signer host

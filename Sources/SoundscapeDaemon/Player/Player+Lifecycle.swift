@@ -80,17 +80,33 @@ extension Player {
             restoring: restored.state,
             over: DesiredState(intent: .stopped, soundscape: catalog.defaultID, volume: .default),
             isAvailable: { catalog.entry($0) != nil })
-        if let name = restored.state?.soundscape, name != desired.soundscape.rawValue {
-            notices.append("the saved soundscape '\(name)' is no longer available; using '\(catalog.defaultID)'")
+        if let saved = restored.state {
+            let savedIDs = saved.layers.isEmpty ? [saved.soundscape].compactMap { $0 } : saved.layers.map(\.soundscape)
+            for name in savedIDs where !desired.mix.soundscapes.map(\.rawValue).contains(name) {
+                notices.append(
+                    "the saved soundscape '\(name)' is no longer available; "
+                        + (desired.mix.isSingle ? "using '\(desired.soundscape)'" : "playing \(desired.mix) without it"))
+            }
         }
         let preferences = restored.preferences ?? .default
-        var failure = await open(desired.soundscape)
-        if let error = failure, desired.soundscape != catalog.defaultID {
-            // Like a vanished file: play the default this run, and keep the user's choice saved
-            // (the file may be back, or mended, by the next start).
+        var failure: SoundscapeDecodeError?
+        for id in desired.mix.soundscapes {
+            failure = await open(id, alongside: desired.mix.soundscapes)
+            guard let error = failure else { continue }
+            // Like a vanished file: play without it this run (the default, if it was all
+            // there was), and keep the user's choice saved (the file may be back, or
+            // mended, by the next start).
+            if let rest = try? desired.mix.removing(id) {
+                notices.append("\(error); playing \(rest) without it")
+                desired.mix = rest
+                failure = nil
+                continue
+            }
+            guard id != catalog.defaultID else { break }
             notices.append("\(error); using '\(catalog.defaultID)'")
-            desired.soundscape = catalog.defaultID
-            failure = await open(desired.soundscape)
+            desired.mix = Mix(catalog.defaultID)
+            failure = await open(catalog.defaultID)
+            break
         }
         cue = await startupReads.signerDownCue.value
         if cue == nil, signerHost != nil {

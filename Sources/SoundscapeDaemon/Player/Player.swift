@@ -9,11 +9,15 @@ import SoundscapeSystem
 public enum PlayerError: Error, Sendable, Equatable, CustomStringConvertible {
     case noSuchSoundscape(SoundscapeID)
     case decodeFailed(SoundscapeDecodeError)
+    /// A mix that cannot be (too many layers, the last one taken out…), or a
+    /// request that makes no sense now (a sleep timer with nothing playing).
+    case refused(String)
 
     public var description: String {
         switch self {
         case .noSuchSoundscape(let id): "no soundscape named '\(id)'"
         case .decodeFailed(let error): error.description
+        case .refused(let why): why
         }
     }
 }
@@ -157,25 +161,24 @@ public actor Player {
 
     // MARK: Commands
 
-    /// Plays `id` (or the current soundscape) and returns once the start is
+    /// Plays `id` alone (or the current mix) and returns once the start is
     /// confirmed by the graph or has visibly failed.
     public func play(_ id: SoundscapeID?) async throws(PlayerError) -> PlayerStatus {
+        try await play(mix: id.map { Mix($0) })
+    }
+
+    /// Plays `mix` (or the current one), replacing what plays, and returns once
+    /// the start is confirmed by the graph or has visibly failed. Every layer is
+    /// opened first: one that cannot be refuses the whole command.
+    public func play(mix: Mix?) async throws(PlayerError) -> PlayerStatus {
         await untilRunning()
         await beginSessionCommand()
-        let target = id ?? machine.desired.soundscape
-        let (catalog, result) = await loader.load(target)
-        self.catalog = catalog
-        switch result {
-        case .failure(.noSuchSoundscape(let id)):
+        let target = mix ?? machine.desired.mix
+        do {
+            try await openLayers(target.soundscapes)
+        } catch {
             endSessionCommand()
-            throw .noSuchSoundscape(id)
-        case .failure(.decodeFailed(let error)):
-            endSessionCommand()
-            // A refused command changes nothing but is still news.
-            hub.publish(type: .player, reason: .decodeError, message: error.description, status: currentStatus())
-            throw .decodeFailed(error)
-        case .success(let data):
-            keepLoaded(data)
+            throw error
         }
         apply(.play(target))
         // A press of play is also a fresh chance for a signer that had given up.
@@ -200,6 +203,57 @@ public actor Player {
         apply(.stop)
         endSessionCommand()
         return await answer(currentStatus())
+    }
+
+    /// `soundscapectl layer ID LEVEL`: one layer's level, the layer added (last) if
+    /// absent; nil takes it out. What plays (or would play) changes; nothing starts.
+    public func setLayer(_ id: SoundscapeID, level: Int?) async throws(PlayerError) -> PlayerStatus {
+        await untilRunning()
+        let mix: Mix
+        do throws(MixError) {
+            if let level {
+                mix = try machine.desired.mix.setting(id, to: level)
+            } else {
+                mix = try machine.desired.mix.removing(id)
+            }
+        } catch {
+            throw .refused(error.description)
+        }
+        if level != nil { try await openLayers([id]) }
+        apply(.setMix(mix))
+        return await answer(currentStatus())
+    }
+
+    /// `soundscapectl sleep DURATION`: the sound fades away by then, the keep-alive
+    /// goes on silently; nil (`sleep off`) cancels.
+    public func sleep(_ duration: Duration?) async throws(PlayerError) -> PlayerStatus {
+        await untilRunning()
+        if duration != nil && !machine.desired.wantsPlaying {
+            throw .refused("nothing plays: the sleep timer fades away the sound that plays (play first)")
+        }
+        apply(.sleep(duration))
+        return await answer(currentStatus())
+    }
+
+    /// Opens each soundscape (off the event loop) and keeps it for the output;
+    /// the first that cannot be opened is the error, and news.
+    private func openLayers(_ ids: [SoundscapeID]) async throws(PlayerError) {
+        var opened: [SoundscapeData] = []
+        for id in ids {
+            let (catalog, result) = await loader.load(id)
+            self.catalog = catalog
+            switch result {
+            case .failure(.noSuchSoundscape(let id)):
+                throw .noSuchSoundscape(id)
+            case .failure(.decodeFailed(let error)):
+                // A refused command changes nothing but is still news.
+                hub.publish(type: .player, reason: .decodeError, message: error.description, status: currentStatus())
+                throw .decodeFailed(error)
+            case .success(let data):
+                opened.append(data)
+            }
+        }
+        keepLoaded(opened)
     }
 
     public func setVolume(_ volume: Volume) async -> PlayerStatus {
@@ -254,6 +308,13 @@ public actor Player {
             status.signer?.name = program.split(separator: "/").last.map(String.init) ?? program
         }
         status.keepAwake = keepAwake.status(preferenceOn: machine.preferences.keepAwake)
+        if let remaining = status.sleep?.remaining {
+            // The machine counts on the monotonic clock; a user reads the wall clock.
+            let now = Timestamp.now()
+            status.sleep?.ends =
+                Timestamp(millisecondsSince1970: now.millisecondsSince1970 + Int64(remaining) * 1000)
+                .description
+        }
         return status
     }
 
