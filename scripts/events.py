@@ -17,6 +17,11 @@ check waiting for something that will never come.
       exits 0 if the daemon knows every REASON, 2 naming those it does not
   events.py reasons
       prints the daemon's event reasons, one a line
+  events.py causes
+      prints the daemon's interruption causes, one a line
+
+Interruption causes (a status's `interruptions`, an `interrupted` event's `cause`) are
+checked the same way, against `--print-settings --json`'s `events.causes` (`Causes`).
 
 The daemon asked is $SOUNDSCAPED when set, else `soundscaped` on PATH (the installed
 one, for scripts/check-package); the soak passes its release build's. A caller that
@@ -29,30 +34,43 @@ import subprocess
 import sys
 
 
-class Reasons:
-    """The event reasons of a soundscaped binary; `reasons("signerDown")` returns the name,
-    or exits (status 2) naming it when the daemon has no such reason."""
+class Declared:
+    """The names a soundscaped binary declares under `events.KEY` of its `--print-settings
+    --json`; `declared("signerDown")` returns the name, or exits (status 2) naming it when
+    the daemon has no such one."""
+
+    key, what, cached = "reasons", "event reason", "SOUNDSCAPED_EVENT_REASONS"
 
     def __init__(self, soundscaped=None):
         binary = soundscaped or os.environ.get("SOUNDSCAPED") or "soundscaped"
         self.binary = binary
-        if not soundscaped and os.environ.get("SOUNDSCAPED_EVENT_REASONS"):
-            self.names = frozenset(os.environ["SOUNDSCAPED_EVENT_REASONS"].split())
+        if not soundscaped and self.cached and os.environ.get(self.cached):
+            self.names = frozenset(os.environ[self.cached].split())
             return
         try:
             out = subprocess.run([binary, "--print-settings", "--json"], check=True, capture_output=True, text=True).stdout
-            self.names = frozenset(json.loads(out)["events"]["reasons"])
+            self.names = frozenset(json.loads(out)["events"][self.key])
         except (OSError, subprocess.CalledProcessError, ValueError, KeyError) as error:
-            sys.stderr.write(f"events.py: cannot read the event reasons of {binary} --print-settings --json: {error}\n")
+            sys.stderr.write(f"events.py: cannot read the {self.what}s of {binary} --print-settings --json: {error}\n")
             sys.exit(2)
 
     def __call__(self, *names):
         unknown = [name for name in names if name not in self.names]
         if unknown:
-            sys.stderr.write(f"events.py: {binary_name(self.binary)} has no event reason {', '.join(map(repr, unknown))}"
+            sys.stderr.write(f"events.py: {binary_name(self.binary)} has no {self.what} {', '.join(map(repr, unknown))}"
                              f" (it has: {', '.join(sorted(self.names))})\n")
             sys.exit(2)
         return names[0] if len(names) == 1 else names
+
+
+class Reasons(Declared):
+    """The event reasons (`events.reasons`, from the enum the IDL's `Event.reason` is made from)."""
+
+
+class Causes(Declared):
+    """The interruption causes (`events.causes`: a status's `interruptions`, an event's `cause`)."""
+
+    key, what, cached = "causes", "interruption cause", None
 
 
 def binary_name(binary):
@@ -76,5 +94,8 @@ if __name__ == "__main__":
         sys.exit(0)
     if sys.argv[1:] == ["reasons"]:
         print("\n".join(sorted(Reasons().names)))
+        sys.exit(0)
+    if sys.argv[1:] == ["causes"]:
+        print("\n".join(sorted(Causes().names)))
         sys.exit(0)
     sys.exit(__doc__)

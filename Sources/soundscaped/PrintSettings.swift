@@ -41,10 +41,12 @@ enum PrintSettings {
         let seconds: Double
     }
 
-    /// Every event's `reason` and `type`, as `soundscapectl events --json` writes them.
+    /// Every event's `reason` and `type`, as `soundscapectl events --json` writes them, and
+    /// every interruption cause (a status's `interruptions`, an `interrupted` event's `cause`).
     struct Events: Encodable {
         let reasons: [String]
         let types: [String]
+        let causes: [String]
     }
 
     struct Document: Encodable {
@@ -81,7 +83,9 @@ enum PrintSettings {
         }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        let events = Events(reasons: EventReason.allCases.map(\.rawValue), types: EventType.allCases.map(\.rawValue))
+        let events = Events(
+            reasons: EventReason.allCases.map(\.rawValue), types: EventType.allCases.map(\.rawValue),
+            causes: InterruptionCause.allCases.map(\.rawValue))
         let document = Document(version: SoundscapedVersion.string, settings: entries, player: player, events: events)
         let data = (try? encoder.encode(document)) ?? Data()
         Swift.print(String(decoding: data, as: UTF8.self))

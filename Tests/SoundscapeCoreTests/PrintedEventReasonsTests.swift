@@ -24,6 +24,20 @@ import TestSupport
         let events = try #require(document["events"] as? [String: [String]])
         #expect(events["reasons"] == EventReason.allCases.map(\.rawValue))
         #expect(events["types"] == EventType.allCases.map(\.rawValue))
+        #expect(events["causes"] == InterruptionCause.allCases.map(\.rawValue))
+    }
+
+    @Test func eventsPyKnowsTheDaemonsInterruptionCausesAndFailsOnAnyOther() throws {
+        let environment = try environment()
+        let listed = try ChildProcess.run(["python3", Self.events, "causes"], environment: environment).requireSuccess()
+        #expect(Set(listed.stdout.split(separator: "\n").map(String.init)) == Set(InterruptionCause.allCases.map(\.rawValue)))
+        let check = "import sys; sys.path.insert(0, sys.argv[1]); from events import Causes; print(Causes()(*sys.argv[2:]))"
+        let scripts = URL(fileURLWithPath: Self.events).deletingLastPathComponent().path
+        let known = try ChildProcess.run(["python3", "-c", check, scripts, "signerDown"], environment: environment)
+        #expect(known.status == 0 && known.stdout == "signerDown\n", "\(known)")
+        let renamed = try ChildProcess.run(["python3", "-c", check, scripts, "signerGone"], environment: environment)
+        #expect(renamed.status == 2, "\(renamed)")
+        #expect(renamed.stderr.contains("no interruption cause 'signerGone'"), "\(renamed.stderr)")
     }
 
     @Test func eventsPyKnowsTheDaemonsReasonsAndFailsOnAnyOther() throws {

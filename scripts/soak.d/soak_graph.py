@@ -16,11 +16,13 @@ RUNTIME = os.path.join(WORK, "runtime")
 CTL = os.path.join(RELEASE_BIN, "soundscapectl")
 # `sink-sound`: what a sink carries (soundscape, cue or silence), for the bunker's figures.
 BENCH = os.path.join(RELEASE_BIN, "soundscape-bench")
-# The event reasons the soak looks for, each checked against those the daemon under test
-# declares (scripts/events.py): `REASON("signerDown")` is the name, or the soak's end.
+# The event reasons and interruption causes the soak looks for, each checked against those
+# the daemon under test declares (scripts/events.py): `REASON("signerDown")` is the name,
+# or the soak's end; `CAUSE("signerDown")` likewise for a status's interruptions.
 sys.path.append(os.path.join(ROOT, "scripts"))
-from events import Reasons  # noqa: E402  (after the path it is found on)
+from events import Causes, Reasons  # noqa: E402  (after the path it is found on)
 REASON = Reasons(os.path.join(RELEASE_BIN, "soundscaped"))
+CAUSE = Causes(os.path.join(RELEASE_BIN, "soundscaped"))
 # The sinks music may play to; "phone" takes the calls.
 SINKS = ["speaker", "headset"]
 

@@ -37,7 +37,7 @@ import signal
 import subprocess
 import time
 
-from soak_graph import ENV, REASON, ROOT, WORK, daemon_settings, daemon_status, log, now, wait_for
+from soak_graph import CAUSE, ENV, REASON, ROOT, WORK, daemon_settings, daemon_status, log, now, wait_for
 
 NIP46 = os.path.join(ROOT, "Tests/EndToEndTests/Fixtures/nip46")
 # The health check's timings, as scripts/check-package's: a check every 2 s, each at
@@ -140,7 +140,7 @@ class Bunker:
 
 def signing_down():
     """Whether the daemon says signing is down now (status lists signerDown)."""
-    return "signerDown" in (daemon_status().get("interruptions") or [])
+    return CAUSE("signerDown") in (daemon_status().get("interruptions") or [])
 
 
 def signer_stop(fault):
