@@ -169,7 +169,7 @@ struct KeepAliveBench {
         _ name: String, interval: Double = Self.interval, seconds: Double? = nil,
         check: (Int) -> [String], between: ((ProcessWindowResult) -> Void)? = nil
     ) async throws -> KeepAliveRow {
-        let port = try freePort()
+        let port = try LocalPort.free()
         let requests = graph.directory.appendingPathComponent("keepalive-requests-\(port)")
         let signer = "/usr/bin/python3 \(Self.standIn) --port \(port) --requests \(requests.path)"
         let daemon = DaemonUnderTest(
@@ -244,21 +244,6 @@ struct KeepAliveBench {
             }
             try await Task.sleep(for: .milliseconds(50))
         }
-    }
-
-    private func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw HarnessError("socket: \(errno)") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-        }
-        guard bound else { throw HarnessError("bind: \(errno)") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }
 

@@ -16,24 +16,6 @@ import Glibc
 struct SignerHTTPCheckTests {
     static let server = ProductLocator.packageRoot.appendingPathComponent("Tests/EndToEndTests/Fixtures/signers/igloo-server.py").path
 
-    /// A port nothing listens on now (the kernel's pick, released).
-    static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw HarnessError("socket: \(errno)") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
-            }
-        }
-        guard bound else { throw HarnessError("bind: \(errno)") }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
     /// The stand-in as the signer, answering as `mode` says; the check every 0.2 s, failing at once.
     struct Setup {
         let desktop: DesktopTests.Setup
@@ -63,7 +45,7 @@ struct SignerHTTPCheckTests {
     @Test("true passes; false, 500, garbage and a hang each fail, named; true again is healthy")
     func eachAnswer() throws {
         try PipeWireGraph.withGraph { graph in
-            let setup = try Setup(graph: graph, port: try Self.freePort())
+            let setup = try Setup(graph: graph, port: try LocalPort.free())
             let events = try setup.daemon.followEvents()
             try setup.daemon.must("play", "alpha")
             let passing = try events.next(reason: "signerStatus")
@@ -96,8 +78,8 @@ struct SignerHTTPCheckTests {
     @Test("a port nobody listens on is a refused connection")
     func refused() throws {
         try PipeWireGraph.withGraph { graph in
-            let closed = try Self.freePort()
-            let setup = try Setup(graph: graph, port: try Self.freePort(), url: "http://127.0.0.1:\(closed)/api/status")
+            let closed = try LocalPort.free()
+            let setup = try Setup(graph: graph, port: try LocalPort.free(), url: "http://127.0.0.1:\(closed)/api/status")
             let events = try setup.daemon.followEvents()
             try setup.daemon.must("play", "alpha")
             let unhealthy = try events.next(reason: "signerUnhealthy", timeout: .seconds(10))
@@ -111,7 +93,7 @@ struct SignerHTTPCheckTests {
         try PipeWireGraph.withGraph { graph in
             // The server outlives the signer here (a process of the test's), so it can tell
             // when the daemon closes the connection.
-            let port = try Self.freePort()
+            let port = try LocalPort.free()
             let mode = graph.directory.appendingPathComponent("status-mode")
             try "hang".write(to: mode, atomically: true, encoding: .utf8)
             let server = try graph.spawn(
