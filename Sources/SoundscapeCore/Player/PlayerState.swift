@@ -77,6 +77,8 @@ public enum EventReason: String, Sendable, Codable, CaseIterable {
     case signerRestored
     /// A preference was set (message: which; GetPreferences has their values).
     case preferencesChanged
+    /// A mix was saved or deleted (message: which; ListMixes has them all).
+    case mixesChanged
     /// Not a change: the first message of a subscription, carrying the current
     /// state and the `seq` of the latest event, so the next event is `seq + 1`.
     case snapshot

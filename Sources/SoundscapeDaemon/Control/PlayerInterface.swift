@@ -21,22 +21,49 @@ struct PlayerInterface: VarlinkInterface {
     func handle(_ call: VarlinkCall) async throws {
         switch call.unqualifiedMethod {
         case "Play":
-            try call.parameters.rejectUnknown(allowed: ["soundscape", "layers"])
-            let id = try call.parameters.optionalString("soundscape").map(PlayerErrors.soundscapeID)
+            try call.parameters.rejectUnknown(allowed: ["soundscape", "layers", "mix"])
+            let name = try call.parameters.optionalString("soundscape").map(PlayerErrors.soundscapeID)
             let layers = try call.parameters.optionalArray("layers")?.map(PlayerErrors.layer)
-            let mix: Mix?
-            switch (id, layers) {
-            case (let id?, nil): mix = Mix(id)
-            case (nil, let layers?):
-                do throws(MixError) { mix = try Mix(layers: layers) } catch { throw PlayerErrors.refused(error.description) }
-            case (nil, nil): mix = nil
-            case (_?, _?): throw PlayerErrors.refused("give a soundscape or layers, not both")
-            }
+            let mixName = try call.parameters.optionalString("mix")
             do {
-                try await call.reply(StatusReply(status: await player.play(mix: mix)))
+                let status: PlayerStatus
+                switch (name, layers, mixName) {
+                case (let name?, nil, nil): status = try await player.play(named: name)
+                case (nil, let layers?, nil):
+                    let mix: Mix
+                    do throws(MixError) { mix = try Mix(layers: layers) } catch { throw PlayerErrors.refused(error.description) }
+                    status = try await player.play(mix: mix)
+                case (nil, nil, let mixName?): status = try await player.play(mixNamed: mixName)
+                case (nil, nil, nil): status = try await player.play(mix: nil)
+                default: throw PlayerErrors.refused("give one of a soundscape, layers or a mix")
+                }
+                try await call.reply(StatusReply(status: status))
             } catch let error as PlayerError {
                 throw PlayerErrors.varlinkError(for: error)
             }
+
+        case "SaveMix":
+            try call.parameters.rejectUnknown(allowed: ["name"])
+            let name = try call.parameters.string("name")
+            do {
+                try await call.reply(SavedMixReply(mix: SavedMixInfo(await player.saveMix(name))))
+            } catch let error as PlayerError {
+                throw PlayerErrors.varlinkError(for: error)
+            }
+
+        case "DeleteMix":
+            try call.parameters.rejectUnknown(allowed: ["name"])
+            let name = try call.parameters.string("name")
+            do {
+                try await player.deleteMix(name)
+                try await call.reply(EmptyReply())
+            } catch let error as PlayerError {
+                throw PlayerErrors.varlinkError(for: error)
+            }
+
+        case "ListMixes":
+            try call.parameters.rejectUnknown(allowed: [])
+            try await call.reply(MixListReply(mixes: await player.savedMixes().map(SavedMixInfo.init)))
 
         case "SetLayer":
             try call.parameters.rejectUnknown(allowed: ["soundscape", "level"])
@@ -151,6 +178,27 @@ struct StatusReply: Encodable, Sendable {
     let status: PlayerStatus
 }
 
+struct EmptyReply: Encodable, Sendable {}
+
+/// A saved mix as the IDL's `SavedMix` has it.
+struct SavedMixInfo: Encodable, Sendable {
+    let name: String
+    let layers: [Mix.Layer]
+
+    init(_ mix: Mix) {
+        name = mix.name ?? mix.description
+        layers = mix.layers
+    }
+}
+
+struct SavedMixReply: Encodable, Sendable {
+    let mix: SavedMixInfo
+}
+
+struct MixListReply: Encodable, Sendable {
+    let mixes: [SavedMixInfo]
+}
+
 struct SoundscapeInfo: Encodable, Sendable {
     let id: String
     let title: String
@@ -202,6 +250,10 @@ enum PlayerErrors {
         VarlinkError(name: "\(PlayerInterfaceDefinition.name).SubscriberTooSlow", parameters: ["limit": .number(Double(limit))])
     }
 
+    static func noSuchMix(_ name: String) -> VarlinkError {
+        VarlinkError(name: "\(PlayerInterfaceDefinition.name).NoSuchMix", parameters: ["name": .string(name)])
+    }
+
     static func refused(_ reason: String) -> VarlinkError {
         VarlinkError(name: "\(PlayerInterfaceDefinition.name).Refused", parameters: ["reason": .string(reason)])
     }
@@ -224,6 +276,7 @@ enum PlayerErrors {
         switch error {
         case .refused(let reason): refused(reason)
         case .noSuchSoundscape(let id): noSuchSoundscape(id.rawValue)
+        case .noSuchMix(let name): noSuchMix(name)
         case .decodeFailed(let failure): decodeFailed(failure.soundscape.rawValue, reason: failure.reason)
         }
     }

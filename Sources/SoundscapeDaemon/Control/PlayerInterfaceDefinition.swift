@@ -171,10 +171,30 @@ enum PlayerInterfaceDefinition {
         )
 
         # Plays the soundscape alone, or the layers together (at most \(Mix.maximumLayers)),
-        # or neither: what played last. Switching from what plays cross-fades, layer
-        # by layer: a layer in both changes level only. Replies once the graph runs
-        # the stream or the start has visibly failed (state recovering).
-        method Play(soundscape: ?string, layers: ?[]Layer) -> (status: Status)
+        # or the saved mix, or none of them: what played last. A soundscape that is
+        # no soundscape's id but a saved mix's name plays the mix (an id wins).
+        # Switching from what plays cross-fades, layer by layer: a layer in both
+        # changes level only. Replies once the graph runs the stream or the start
+        # has visibly failed (state recovering).
+        method Play(soundscape: ?string, layers: ?[]Layer, mix: ?string) -> (status: Status)
+
+        # Layers saved under a name, to be played again (Play with mix).
+        type SavedMix (
+          name: string,
+          layers: []Layer
+        )
+
+        # Saves what plays (or would play on Play), each layer at its level, as name,
+        # replacing a saved mix of that name; what plays is then that mix (Status's mix).
+        # Refused: a name a soundscape id could not be (letters, digits, spaces
+        # and - _ . + ( ) , ' only, not beginning with . or -), or a soundscape's id.
+        method SaveMix(name: string) -> (mix: SavedMix)
+
+        # Deletes the saved mix; what plays goes on.
+        method DeleteMix(name: string) -> ()
+
+        # The saved mixes, sorted by name.
+        method ListMixes() -> (mixes: []SavedMix)
 
         # Sets one layer's level (adding it, last, with a short fade-in), or with
         # level null fades it out and takes it out. Changes what plays, or would
@@ -231,6 +251,8 @@ enum PlayerInterfaceDefinition {
         method Subscribe() -> (event: Event)
 
         error NoSuchSoundscape (soundscape: string)
+
+        error NoSuchMix (name: string)
 
         error DecodeFailed (soundscape: string, reason: string)
 

@@ -89,6 +89,8 @@ extension Player {
             }
         }
         let preferences = restored.preferences ?? .default
+        mixes = restored.mixes.compactMap { Mix(restoring: $0.layers, name: $0.name, isAvailable: { _ in true }) }
+            .filter { $0.name != nil }
         var failure: SoundscapeDecodeError?
         for id in desired.mix.soundscapes {
             failure = await open(id, alongside: desired.mix.soundscapes)

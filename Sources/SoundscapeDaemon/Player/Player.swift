@@ -12,10 +12,13 @@ public enum PlayerError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A mix that cannot be (too many layers, the last one taken out…), or a
     /// request that makes no sense now (a sleep timer with nothing playing).
     case refused(String)
+    /// No saved mix has this name.
+    case noSuchMix(String)
 
     public var description: String {
         switch self {
         case .noSuchSoundscape(let id): "no soundscape named '\(id)'"
+        case .noSuchMix(let name): "no saved mix named '\(name)'"
         case .decodeFailed(let error): error.description
         case .refused(let why): why
         }
@@ -103,6 +106,8 @@ public actor Player {
     var loaded: [SoundscapeID: SoundscapeData] = [:]
     /// The signer-down cue, opened once at start (nil if it is missing: silence plays instead).
     var cue: SoundscapeData?
+    /// The saved mixes, each with its name, sorted by name (see `Player+Mixes.swift`).
+    var mixes: [Mix] = []
     /// Made in `restore` (its reports come back to this actor), or by a reload.
     var signer: SignerSupervisor<SignerHost>?
     /// Whether the user wants the keep-alive session, as the machine last said
@@ -290,7 +295,7 @@ public actor Player {
     /// before the wait, so it is what this command made. A database that is
     /// locked or a disk that hangs holds the answer back `saveWait` at most;
     /// the change stays queued, and is written when the disk lets it.
-    private func answer<Reply: Sendable>(_ reply: Reply) async -> Reply {
+    func answer<Reply: Sendable>(_ reply: Reply) async -> Reply {
         await keeper.saved(within: saveWait, clock: clock)
         return reply
     }

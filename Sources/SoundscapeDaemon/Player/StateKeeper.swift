@@ -27,13 +27,22 @@ final class StateKeeper: Sendable {
     struct Restored: Sendable {
         var state: PersistedState?
         var preferences: Preferences?
+        /// The saved mixes, by name.
+        var mixes: [SavedMix] = []
         /// What to tell the user once about the database (moved aside, read-only, a row that could not be read).
         var notices: [String]
+    }
+
+    /// A saved mix written or deleted: unlike the state, each is written in its turn.
+    enum MixChange: Sendable, Equatable {
+        case save(SavedMix)
+        case delete(String)
     }
 
     private struct Pending: Sendable {
         var state: PersistedState?
         var preferences: Preferences?
+        var mixChanges: [MixChange] = []
         var flushQueued = false
         var retryScheduled = false
         /// Why the last write failed; nil while writes go through.
@@ -75,6 +84,11 @@ final class StateKeeper: Sendable {
             } catch {
                 restored.notices.append("\(error); using default preferences")
             }
+            do {
+                restored.mixes = try store.loadMixes()
+            } catch {
+                restored.notices.append("\(error); starting without them")
+            }
             return restored
         }
     }
@@ -85,6 +99,11 @@ final class StateKeeper: Sendable {
 
     func save(_ preferences: Preferences) {
         enqueue { $0.preferences = preferences }
+    }
+
+    /// Saves or deletes a saved mix, after the changes queued before it.
+    func change(_ mix: MixChange) {
+        enqueue { $0.mixChanges.append(mix) }
     }
 
     /// Where a damaged database was moved at start, if it was.
@@ -137,7 +156,8 @@ final class StateKeeper: Sendable {
         guard store != nil else { return }
         let queue = pending.withLock { pending -> Bool in
             change(&pending)
-            guard !pending.flushQueued, pending.state != nil || pending.preferences != nil else { return false }
+            guard !pending.flushQueued, pending.state != nil || pending.preferences != nil || !pending.mixChanges.isEmpty
+            else { return false }
             pending.flushQueued = true
             return true
         }
@@ -146,13 +166,14 @@ final class StateKeeper: Sendable {
 
     private func flush() {
         guard let store else { return }
-        let (state, preferences) = pending.withLock { pending in
+        let (state, preferences, mixChanges) = pending.withLock { pending in
             defer {
                 pending.state = nil
                 pending.preferences = nil
+                pending.mixChanges = []
                 pending.flushQueued = false
             }
-            return (pending.state, pending.preferences)
+            return (pending.state, pending.preferences, pending.mixChanges)
         }
         var failure: String?
         if let state {
@@ -170,6 +191,19 @@ final class StateKeeper: Sendable {
             } catch {
                 failure = failure ?? error.description
                 pending.withLock { if $0.preferences == nil { $0.preferences = preferences } }
+            }
+        }
+        for (index, change) in mixChanges.enumerated() {
+            do {
+                switch change {
+                case .save(let mix): try store.save(mix)
+                case .delete(let name): _ = try store.deleteMix(named: name)
+                }
+            } catch {
+                failure = failure ?? error.description
+                // This one and those after it, before any queued meanwhile: the order holds.
+                pending.withLock { $0.mixChanges.insert(contentsOf: mixChanges[index...], at: 0) }
+                break
             }
         }
         let (previous, scheduleRetry) = pending.withLock { pending -> (String?, Bool) in

@@ -36,8 +36,9 @@ final class PlayerHarness: @unchecked Sendable {
     /// - Parameters:
     ///   - saved: written to the database before the player starts, as an earlier run would have.
     ///   - preferences: likewise.
+    ///   - mixes: likewise, the saved mixes.
     init(
-        saved: PersistedState? = nil, preferences: Preferences? = nil,
+        saved: PersistedState? = nil, preferences: Preferences? = nil, mixes: [SavedMix] = [],
         signer: SignerConfiguration? = nil, userFiles: [String: [UInt8]] = [:],
         configuration: PlayerMachine.Configuration = .init(), saveWait: Duration = .seconds(1),
         finishesFades: Bool = true
@@ -53,6 +54,7 @@ final class PlayerHarness: @unchecked Sendable {
         let store = try StateStore(directory: stateDirectory)
         if let saved { try store.save(saved) }
         if let preferences { try store.save(preferences) }
+        for mix in mixes { try store.save(mix) }
         var logger = Logger(label: "player-test")
         logger.logLevel = .critical
         let (hub, socket) = (self.hub, directory.appendingPathComponent("control.sock").path)
