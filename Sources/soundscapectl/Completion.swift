@@ -64,6 +64,21 @@ enum Completion {
         await ask(words, { try await $0.soundscapes().soundscapes.filter { $0.unplayable == nil }.map(\.id) }) ?? []
     }
 
+    /// `play <TAB>`: the soundscape ids, then the saved mixes' names.
+    static func playableNames(completing words: [String]) async -> [String] {
+        await ask(
+            words,
+            { control in
+                try await control.soundscapes().soundscapes.filter { $0.unplayable == nil }.map(\.id)
+                    + control.mixes().compactMap { $0["name"]?.stringValue }
+            }) ?? []
+    }
+
+    /// `save <TAB>`, `delete <TAB>`: the saved mixes' names.
+    static func mixNames(completing words: [String]) async -> [String] {
+        await ask(words, { try await $0.mixes().compactMap { $0["name"]?.stringValue } }) ?? []
+    }
+
     /// `remove <TAB>`: the imported soundscapes (the daemon's user ones; without a daemon,
     /// the files in the user's folder).
     static func importedIDs(completing words: [String]) async -> [String] {

@@ -128,6 +128,8 @@ struct Control {
         switch error.name {
         case "\(interface).NoSuchSoundscape":
             return "no soundscape named '\(parameters["soundscape"]?.stringValue ?? "?")' (see `soundscapectl list`)"
+        case "\(interface).NoSuchMix":
+            return "no saved mix named '\(parameters["name"]?.stringValue ?? "?")' (see `soundscapectl list`)"
         case "\(interface).DecodeFailed":
             return "cannot play '\(parameters["soundscape"]?.stringValue ?? "?")': \(parameters["reason"]?.stringValue ?? "decode error")"
         case "\(interface).InvalidPreference":
@@ -215,6 +217,28 @@ struct Control {
         }
     }
 
+    /// Saves what plays as `name`.
+    func saveMix(_ name: String) async throws -> SavedMixItem {
+        try await bounded("the reply to SaveMix") {
+            try await client.call(
+                "\(Self.interface).SaveMix", parameters: ["name": JSONValue.string(name)], returning: SavedMixReply.self
+            ).mix
+        }
+    }
+
+    func deleteMix(_ name: String) async throws {
+        _ = try await rawCall("DeleteMix", ["name": .string(name)])
+    }
+
+    /// The saved mixes as `ListMixes` sends them; none from a daemon before saved mixes.
+    func mixes() async throws -> [JSONValue] {
+        do {
+            return try await rawCall("ListMixes")["mixes"]?.arrayValue ?? []
+        } catch let error as VarlinkError where error.name == "org.varlink.service.MethodNotFound" {
+            return []
+        }
+    }
+
     func rawCall(_ method: String, _ parameters: [String: JSONValue] = [:]) async throws -> [String: JSONValue] {
         try await bounded("the reply to \(method)") {
             try await client.call("\(Self.interface).\(method)", parameters: parameters)
@@ -280,6 +304,19 @@ struct ReloadReply: Decodable, Sendable {
 
 struct StatusReply: Decodable, Sendable {
     let status: PlayerStatus
+}
+
+/// A saved mix, as `SaveMix` and `ListMixes` send it.
+struct SavedMixItem: Decodable, Sendable {
+    let name: String
+    let layers: [Mix.Layer]
+
+    /// `rain + ocean-waves=40`.
+    var layersInWords: String { layers.map(\.description).joined(separator: " + ") }
+}
+
+struct SavedMixReply: Decodable, Sendable {
+    let mix: SavedMixItem
 }
 
 struct SoundscapeListReply: Decodable, Sendable {

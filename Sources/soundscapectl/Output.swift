@@ -65,6 +65,16 @@ enum Output {
         }
     }
 
+    /// The saved mixes after the soundscapes, the one that plays marked.
+    static func describe(mixes: [SavedMixItem], current: String?) {
+        guard !mixes.isEmpty else { return }
+        print("\nSaved mixes:")
+        let width = (mixes.map(\.name.count).max() ?? 0) + 2
+        for mix in mixes {
+            print("\(mix.name == current ? "*" : " ") \(mix.name.padded(to: width))\(mix.layersInWords)")
+        }
+    }
+
     static func describe(event: PlayerEvent) {
         let time = event.time.description
         let clock = time.count >= 23 ? String(time.dropFirst(11).prefix(12)) : time

@@ -18,7 +18,8 @@ struct Soundscapectl: AsyncParsableCommand {
             """,
         version: SoundscapedVersion.string,
         subcommands: [
-            Play.self, LayerCommand.self, SleepCommand.self, Pause.self, Stop.self, VolumeCommand.self, Status.self, Reload.self, List.self,
+            Play.self, LayerCommand.self, SaveMix.self, DeleteMix.self, SleepCommand.self, Pause.self, Stop.self, VolumeCommand.self, Status.self,
+            Reload.self, List.self,
             Events.self, Health.self, SetPreference.self,
             ShowPreferences.self, ImportCommand.self, Remove.self, ImportWorkerCommand.self,
         ])
@@ -48,17 +49,20 @@ struct ConnectionOptions: ParsableArguments {
 
 struct Play: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Start playing (or switch to) a soundscape, or several as layers; without one, what played last.",
+        abstract: "Start playing (or switch to) a soundscape, several as layers, or a saved mix; without one, what played last.",
         discussion: """
             One ID plays alone. Several play together as layers (at most \(Mix.maximumLayers)), each at its own \
             LEVEL, 0-100 (default 100), under the volume: play rain ocean-waves=40. Switching cross-fades; \
-            a layer in both changes level only.
+            a layer in both changes level only. One word that is no soundscape's id but a saved mix's \
+            name (see save) plays the mix.
             """)
 
     @OptionGroup var connection: ConnectionOptions
     @Argument(
-        help: ArgumentHelp("Soundscape id, as `soundscapectl list` shows, with =LEVEL for a layer's level.", valueName: "id[=level]"),
-        completion: .custom { words, _, _ in await Completion.soundscapeIDs(completing: words) })
+        help: ArgumentHelp(
+            "Soundscape id, as `soundscapectl list` shows, with =LEVEL for a layer's level; or a saved mix's name.",
+            valueName: "id[=level]"),
+        completion: .custom { words, _, _ in await Completion.playableNames(completing: words) })
     var names: [String] = []
 
     /// The layers asked for; nil for a single id (or none), which plays alone.
@@ -131,6 +135,43 @@ struct LayerCommand: AsyncParsableCommand {
         try await Control.session(connection, for: Self.self) { control in
             let status = try await control.setLayer(id, level: level)
             print("Layers: \(status.playsInWords)" + (status.wantsPlaying ? "" : " (not playing; play starts them)"))
+        }
+    }
+}
+
+struct SaveMix: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "save",
+        abstract: "Save what plays (its layers and their levels) as a mix; play NAME plays it again.",
+        discussion: """
+            A mix saved under the same name is replaced. A name has letters, digits, spaces and \
+            - _ . + ( ) , ' only, and is no soundscape's id. list shows the saved mixes.
+            """)
+
+    @OptionGroup var connection: ConnectionOptions
+    @Argument(help: "The mix's name.", completion: .custom { words, _, _ in await Completion.mixNames(completing: words) })
+    var name: String
+
+    func run() async throws {
+        try await Control.session(connection, for: Self.self) { control in
+            let mix = try await control.saveMix(name)
+            print("Saved \(mix.name): \(mix.layersInWords)")
+        }
+    }
+}
+
+struct DeleteMix: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "delete", abstract: "Delete a saved mix (what plays goes on).")
+
+    @OptionGroup var connection: ConnectionOptions
+    @Argument(help: "The mix's name.", completion: .custom { words, _, _ in await Completion.mixNames(completing: words) })
+    var name: String
+
+    func run() async throws {
+        try await Control.session(connection, for: Self.self) { control in
+            try await control.deleteMix(name)
+            print("Deleted \(name)")
         }
     }
 }
@@ -298,17 +339,23 @@ struct Reload: AsyncParsableCommand {
 }
 
 struct List: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "List the soundscapes the daemon can play.")
+    static let configuration = CommandConfiguration(
+        abstract: "List the soundscapes the daemon can play, and the saved mixes.",
+        discussion: "--json prints ListSoundscapes' reply with a mixes key added: ListMixes' saved mixes.")
     @OptionGroup var connection: ConnectionOptions
     @Flag(help: "Print the list as JSON.") var json = false
 
     func run() async throws {
         try await Control.session(connection, for: Self.self) { control in
             if json {
-                print(Output.json(.object(try await control.rawCall("ListSoundscapes"))))
+                var list = try await control.rawCall("ListSoundscapes")
+                list["mixes"] = .array(try await control.mixes())
+                print(Output.json(.object(list)))
             } else {
-                let current = try await control.status().soundscape
-                Output.describe(try await control.soundscapes(), current: current)
+                let status = try await control.status()
+                Output.describe(try await control.soundscapes(), current: status.soundscape)
+                let mixes = try await control.mixes().map { try Output.decode(SavedMixItem.self, from: $0) }
+                Output.describe(mixes: mixes, current: status.mix)
             }
         }
     }

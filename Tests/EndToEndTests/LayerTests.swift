@@ -14,15 +14,22 @@ import TestSupport
             })
     }
 
+    /// A daemon on the graph's sink `speaker`, at volume 80, with two tones as loud as each
+    /// other for soundscapes: low (300 Hz) and high (750 Hz).
+    static func twoTones(on graph: PipeWireGraph) throws -> Soundscaped {
+        try graph.createNullSink(name: "speaker")
+        let daemon = try Soundscaped(graph: graph)
+        _ = try ToneLoops.make(id: "low", frequency: 300, amplitude: 0.3, in: daemon.userSoundscapes)
+        _ = try ToneLoops.make(id: "high", frequency: 750, amplitude: 0.3, in: daemon.userSoundscapes)
+        try daemon.start()
+        try daemon.must("volume", "80")
+        return daemon
+    }
+
     @Test("a layer added is heard on top; taken out, the level is back; a restart resumes the mix")
     func layersAtTheSink() throws {
         try PipeWireGraph.withGraph { graph in
-            try graph.createNullSink(name: "speaker")
-            let daemon = try Soundscaped(graph: graph)
-            _ = try ToneLoops.make(id: "low", frequency: 300, amplitude: 0.3, in: daemon.userSoundscapes)
-            _ = try ToneLoops.make(id: "high", frequency: 750, amplitude: 0.3, in: daemon.userSoundscapes)
-            try daemon.start()
-            try daemon.must("volume", "80")
+            let daemon = try Self.twoTones(on: graph)
             try daemon.must("play", "low")
             let events = try daemon.followEvents()
             defer { events.stop() }
