@@ -34,8 +34,9 @@ public final class Companion {
     private let logger: Logger
     private let bus: BusConnection
     private var model: MPRISModel
-    /// Soundscape ids in list order, for Next and Previous.
-    private var order: [String] = []
+    /// The playable soundscapes' ids in list order, then the saved mixes' names, for Next and Previous.
+    private var soundscapeOrder: [String] = []
+    private var mixOrder: [String] = []
     private var events: VarlinkConnection?
     private var calls: VarlinkConnection?
     private var connected = false
@@ -137,6 +138,7 @@ public final class Companion {
             refreshSoundscapes()
         }
         if event.reason == .preferencesChanged { refreshPreferences() }
+        if event.reason == .mixesChanged { refreshMixes() }
         var next = model
         next.status = event.status
         next.notConfigured = nil
@@ -173,10 +175,22 @@ public final class Companion {
             if case .success(let bytes) = result,
                 let list = try? JSONDecoder().decode(Reply<SoundscapeList>.self, from: Data(bytes)).parameters
             {
-                order = list.soundscapes.filter { $0.unplayable == nil }.map(\.id)
+                soundscapeOrder = list.soundscapes.filter { $0.unplayable == nil }.map(\.id)
                 var next = model
                 next.titles = Dictionary(list.soundscapes.map { ($0.id, $0.title) }, uniquingKeysWith: { first, _ in first })
                 publish(next)
+            }
+            then?()
+        }
+    }
+
+    /// The saved mixes' names, after the soundscapes for Next and Previous (none from an older daemon).
+    private func refreshMixes(then: (() -> Void)? = nil) {
+        calls?.call("ListMixes") { [unowned self] result in
+            if case .success(let bytes) = result,
+                let list = try? JSONDecoder().decode(Reply<MixList>.self, from: Data(bytes)).parameters
+            {
+                mixOrder = list.mixes.map(\.name)
             }
             then?()
         }
@@ -210,13 +224,17 @@ public final class Companion {
         case .setVolume(let volume):
             calls.call("SetVolume", parameters: "{\"volume\":\(Int((volume * 100).rounded()))}", completion: done)
         case .next, .previous:
-            // The list may have changed since it was last read (a file added): read it again first.
+            // The lists may have changed since they were last read (a file added, a mix saved): read them again first.
             refreshSoundscapes { [unowned self] in
-                guard let current = model.status?.soundscape.rawValue,
-                    let target = MPRISModel.neighbour(of: current, in: order, step: command == .next ? 1 : -1),
-                    let parameters = try? JSONEncoder().encode(["soundscape": target])
-                else { return }
-                self.calls?.call("Play", parameters: String(decoding: parameters, as: UTF8.self), completion: done)
+                refreshMixes { [unowned self] in
+                    let order = MPRISModel.tracks(soundscapes: soundscapeOrder, mixes: mixOrder)
+                    guard let status = model.status,
+                        let target = MPRISModel.neighbour(
+                            of: MPRISModel.track(of: status), in: order, step: command == .next ? 1 : -1),
+                        let parameters = try? JSONEncoder().encode(target.playParameters)
+                    else { return }
+                    self.calls?.call("Play", parameters: String(decoding: parameters, as: UTF8.self), completion: done)
+                }
             }
         }
     }
@@ -307,6 +325,14 @@ private struct SoundscapeList: Decodable {
     }
 
     var soundscapes: [Item]
+}
+
+private struct MixList: Decodable {
+    struct Item: Decodable {
+        var name: String
+    }
+
+    var mixes: [Item]
 }
 
 private struct PreferencesParameters: Decodable {

@@ -177,6 +177,39 @@ struct DesktopTests {
         }
     }
 
+    @Test("Next goes from the last soundscape to a saved mix, titled by its name, and on to the first soundscape")
+    func nextReachesASavedMix() throws {
+        try PipeWireGraph.withGraph { graph in
+            let setup = try Setup(graph: graph)
+            try setup.daemon.must("play", "alpha", "beta=50")
+            try setup.daemon.must("save", "Evening mix")
+            let list = try JSONSerialization.jsonObject(with: Data(try setup.daemon.must("list", "--json").stdout.utf8))
+            let ids = (((list as? [String: Any])?["soundscapes"] as? [[String: Any]]) ?? [])
+                .filter { $0["unplayable"] == nil || $0["unplayable"] is NSNull }.compactMap { $0["id"] as? String }
+            let first = try #require(ids.first)
+            let last = try #require(ids.last)
+            try setup.daemon.must("play", last)
+            try setup.startCompanion()
+            try setup.waitForPlayerctl("metadata", "title", toSay: try setup.title(of: last))
+
+            _ = try setup.playerctl("next")
+            try setup.waitForPlayerctl("metadata", "title", toSay: "Evening mix")
+            let status = try setup.daemon.status()
+            #expect(status["mix"] as? String == "Evening mix")
+            #expect(LayerTests.layers(status) == ["alpha": 100, "beta": 50])
+
+            _ = try setup.playerctl("next")
+            try setup.waitForPlayerctl("metadata", "title", toSay: try setup.title(of: first))
+            _ = try setup.playerctl("previous")
+            try setup.waitForPlayerctl("metadata", "title", toSay: "Evening mix")
+
+            // A layer changed: no longer the saved mix, so the title names the layers.
+            try setup.daemon.must("layer", "beta", "60")
+            try setup.waitForPlayerctl(
+                "metadata", "title", toSay: "\(try setup.title(of: "alpha")) + \(try setup.title(of: "beta"))")
+        }
+    }
+
     @Test("a signer that keeps crashing raises one notification naming it; with notifications off, none")
     func notifiesWhenTheSignerFails() throws {
         try PipeWireGraph.withGraph { graph in

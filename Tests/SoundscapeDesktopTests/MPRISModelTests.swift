@@ -72,6 +72,48 @@ import SoundscapeCore
         #expect(before.changedPlayerProperties(since: before).isEmpty)
     }
 
+    @Test func theTitleNamesTheSavedMixElseTheLayers() throws {
+        let titles = ["rain": "Rain", "ocean-waves": "Ocean waves"]
+        var layered = status(.playing)
+        layered.layers = [Mix.Layer(SoundscapeID("rain")!), Mix.Layer(SoundscapeID("ocean-waves")!, level: 40)]
+        #expect(MPRISModel(status: layered, titles: titles).metadata["xesam:title"] == .string("Rain + Ocean waves"))
+        #expect(
+            MPRISModel(status: layered, titles: titles).metadata["mpris:trackid"]
+                == .objectPath("/io/soundscaped/soundscape/rain"))
+        var named = layered
+        named.mix = "night rain"
+        let metadata = MPRISModel(status: named, titles: titles).metadata
+        #expect(metadata["xesam:title"] == .string("night rain"))
+        #expect(metadata["mpris:trackid"] == .objectPath("/io/soundscaped/mix/night_20rain"))
+        #expect(metadata["xesam:comment"] == nil)
+    }
+
+    @Test func theSleepTimerIsTheComment() {
+        var sleeping = status(.playing)
+        sleeping.sleep = SleepStatus(state: .counting, ends: "2026-11-29T23:00:00Z", remaining: 600)
+        #expect(
+            MPRISModel(status: sleeping).metadata["xesam:comment"]
+                == .strings(["Sleep timer: the sound fades away at 2026-11-29T23:00:00Z"]))
+        sleeping.sleep = SleepStatus(state: .asleep)
+        #expect(
+            MPRISModel(status: sleeping).metadata["xesam:comment"]
+                == .strings(["Asleep: silent until Play; the keep-alive goes on"]))
+    }
+
+    @Test func nextAndPreviousGoThroughTheSoundscapesThenTheSavedMixes() {
+        let order = MPRISModel.tracks(soundscapes: ["forest", "rain"], mixes: ["night"])
+        #expect(order == [.soundscape("forest"), .soundscape("rain"), .mix("night")])
+        #expect(MPRISModel.neighbour(of: .soundscape("rain"), in: order, step: 1) == .mix("night"))
+        #expect(MPRISModel.neighbour(of: .mix("night"), in: order, step: 1) == .soundscape("forest"))
+        #expect(MPRISModel.neighbour(of: .soundscape("forest"), in: order, step: -1) == .mix("night"))
+        var playing = status(.playing, soundscape: "rain")
+        #expect(MPRISModel.track(of: playing) == .soundscape("rain"))
+        playing.mix = "night"
+        #expect(MPRISModel.track(of: playing) == .mix("night"))
+        #expect(MPRISModel.Track.mix("night").playParameters == ["mix": "night"])
+        #expect(MPRISModel.Track.soundscape("rain").playParameters == ["soundscape": "rain"])
+    }
+
     @Test func nextAndPreviousCycleInListOrder() {
         let order = ["forest", "ocean-waves", "rain"]
         #expect(MPRISModel.neighbour(of: "rain", in: order, step: 1) == "forest")

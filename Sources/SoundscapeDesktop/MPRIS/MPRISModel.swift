@@ -9,7 +9,8 @@ import SoundscapeCore
 ///   daemon is recovering it: the notification covers a breakage); Paused when
 ///   paused or interrupted (a call); Stopped when stopped or the daemon is away.
 /// - `Metadata`: the soundscape's id as `mpris:trackid`, its manifest title as
-///   `xesam:title`; `xesam:artist` is the line the Now Playing panel shows under
+///   `xesam:title` (for a saved mix, its name; for other layers, their titles
+///   joined: "Rain + Ocean waves"); the sleep timer, while one is set, as `xesam:comment`; `xesam:artist` is the line the Now Playing panel shows under
 ///   the title, so it carries the signer's state: its own status line while it runs
 ///   ("igloo-signer: 3/3 relays"), else its state ("igloo-signer running", "…
 ///   unhealthy", "… degraded: 2/3 peers online", "… failed (…)"); the icon as `mpris:artUrl`.
@@ -72,15 +73,31 @@ public struct MPRISModel: Sendable, Equatable {
             "xesam:album": .string("Keep-alive soundscape"),
         ]
         if let status {
-            let id = status.soundscape.rawValue
-            metadata["mpris:trackid"] = .objectPath(Self.trackID(for: id))
-            metadata["xesam:title"] = .string(titles[id] ?? id)
+            metadata["mpris:trackid"] = .objectPath(Self.trackID(for: Self.track(of: status)))
+            metadata["xesam:title"] = .string(title(of: status))
+            if let sleep = status.sleep { metadata["xesam:comment"] = .strings([Self.sleepLine(sleep)]) }
         } else {
             metadata["mpris:trackid"] = .objectPath("/org/mpris/MediaPlayer2/TrackList/NoTrack")
             metadata["xesam:title"] = .string("Soundscape")
         }
         if let artURL { metadata["mpris:artUrl"] = .string(artURL) }
         return metadata
+    }
+
+    /// What the title shows: the saved mix's name, else each layer's title, joined.
+    public func title(of status: PlayerStatus) -> String {
+        if let mix = status.mix { return mix }
+        let ids = status.layers.isEmpty ? [status.soundscape] : status.layers.map(\.soundscape)
+        return ids.map { titles[$0.rawValue] ?? $0.rawValue }.joined(separator: " + ")
+    }
+
+    /// The sleep timer, for the line under the album (the remaining time would go stale between events).
+    static func sleepLine(_ sleep: SleepStatus) -> String {
+        switch sleep.state {
+        case .counting: "Sleep timer: the sound fades away" + (sleep.ends.map { " at \($0)" } ?? "")
+        case .fading: "Sleep timer: fading away"
+        case .asleep: "Asleep: silent until Play; the keep-alive goes on"
+        }
     }
 
     public var volume: Double {
@@ -123,9 +140,45 @@ public struct MPRISModel: Sendable, Equatable {
         return playerProperties.filter { before[$0.key] != $0.value }
     }
 
+    /// What Next and Previous step through: the soundscapes, then the saved mixes (as Blanket's presets).
+    public enum Track: Sendable, Hashable {
+        case soundscape(String)
+        case mix(String)
+
+        /// `Play`'s parameters for it.
+        public var playParameters: [String: String] {
+            switch self {
+            case .soundscape(let id): ["soundscape": id]
+            case .mix(let name): ["mix": name]
+            }
+        }
+    }
+
+    /// The soundscapes in list order, then the saved mixes.
+    public static func tracks(soundscapes: [String], mixes: [String]) -> [Track] {
+        soundscapes.map(Track.soundscape) + mixes.map(Track.mix)
+    }
+
+    /// Where the status stands among the tracks: its saved mix, else its (first) soundscape.
+    public static func track(of status: PlayerStatus) -> Track {
+        status.mix.map(Track.mix) ?? .soundscape(status.soundscape.rawValue)
+    }
+
+    /// A D-Bus object path per track: the soundscape's, or under `/io/soundscaped/mix/` a mix's.
+    public static func trackID(for track: Track) -> String {
+        switch track {
+        case .soundscape(let id): trackID(for: id)
+        case .mix(let name): "/io/soundscaped/mix/" + pathElement(name)
+        }
+    }
+
     /// A D-Bus object path per soundscape: ids may hold characters a path may
     /// not (only [A-Za-z0-9_] are allowed), so every other byte becomes _XX.
     public static func trackID(for id: String) -> String {
+        "/io/soundscaped/soundscape/" + pathElement(id)
+    }
+
+    private static func pathElement(_ id: String) -> String {
         var element = ""
         for byte in id.utf8 {
             switch byte {
@@ -137,11 +190,11 @@ public struct MPRISModel: Sendable, Equatable {
                 element += "_" + (hex.count == 1 ? "0" + hex : hex)
             }
         }
-        return "/io/soundscaped/soundscape/" + (element.isEmpty ? "_" : element)
+        return element.isEmpty ? "_" : element
     }
 
-    /// The soundscape `step` places away from the current one in list order, wrapping.
-    public static func neighbour(of current: String, in order: [String], step: Int) -> String? {
+    /// The track (soundscape or mix) `step` places away from the current one in list order, wrapping.
+    public static func neighbour<T: Equatable>(of current: T, in order: [T], step: Int) -> T? {
         guard !order.isEmpty else { return nil }
         guard let index = order.firstIndex(of: current) else { return order[step > 0 ? 0 : order.count - 1] }
         let count = order.count
