@@ -8,7 +8,7 @@ public struct PlayerStatus: Sendable, Equatable, Codable {
     public var soundscape: SoundscapeID
     /// The layers that play, or would play on `play`: one at 100 for a single soundscape.
     public var layers: [Mix.Layer]
-    /// The saved mix that plays, unchanged since it was played; nil for any other.
+    /// The saved mix that plays, unchanged since it was played or saved; nil for any other.
     public var mix: String?
     /// The sleep timer, while one is set (and once it has run out, until woken).
     public var sleep: SleepStatus?

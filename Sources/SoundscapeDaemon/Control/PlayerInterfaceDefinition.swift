@@ -67,7 +67,7 @@ enum PlayerInterfaceDefinition {
         #   soundscape: what plays (or would play on Play): a mix's first layer.
         #   layers: what plays, each soundscape at its level (0-100); one at 100 for a
         #     single soundscape; absent from older daemons.
-        #   mix: the saved mix that plays, unchanged since it was played; null for any other.
+        #   mix: the saved mix that plays, unchanged since it was played or saved; null for any other.
         #   route: node.name of the sink we play to, null while not linked.
         #   noSink: the graph has no sink to play to (no sound device); null from older daemons.
         #   wantsPlaying: what the user asked for; survives interruptions and restarts.
