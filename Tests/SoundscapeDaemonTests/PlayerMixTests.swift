@@ -1,7 +1,8 @@
 import Foundation
 import SoundscapeCore
-import SoundscapeStore
+@testable import SoundscapeStore
 import Testing
+import TestSupport
 @testable import SoundscapeDaemon
 
 private typealias H = PlayerHarness
@@ -37,6 +38,32 @@ private typealias H = PlayerHarness
         // A change of a layer makes it a mix of its own again.
         _ = try await harness.player.setLayer(H.wind, level: 50)
         #expect(await harness.player.status().mix == nil)
+        await harness.shutdown()
+    }
+
+    @Test func aSaveTheDatabaseRefusedIsWrittenWithTheNextChange() async throws {
+        let harness = try H(
+            saved: PersistedState(volume: 50, soundscape: "rain", wantsPlaying: false), saveWait: .milliseconds(200))
+        try await harness.start()
+        // Another process holds the write lock past SQLite's 2 s busy timeout: the write fails.
+        let holder = try SQLiteConnection(
+            path: harness.directory.appendingPathComponent("state").appendingPathComponent(StateStore.fileName).path)
+        try holder.execute("BEGIN IMMEDIATE")
+        let player = harness.player
+        let keeper = await player.keeper
+        let answer = Task { try await player.saveMix("night") }
+        try await harness.clock.waitForScheduledCall("the bound on the answer's write")
+        harness.clock.advance(by: .milliseconds(200))
+        #expect(try await answer.value.name == "night", "answered at the bound")
+        try await withTimeout("the refused write (SQLite's busy timeout is 2 s)", seconds: 5) {
+            await keeper.saved()
+        }
+        #expect(keeper.writeFailure != nil, "the locked database refused the write")
+        try holder.execute("COMMIT")
+        // The next change writes what was refused, in order, before its own.
+        _ = await player.setVolume(Volume(percent: 30)!)
+        #expect(try Self.onDisk(harness).map(\.name) == ["night"])
+        #expect(keeper.writeFailure == nil)
         await harness.shutdown()
     }
 
