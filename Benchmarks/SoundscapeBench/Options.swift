@@ -34,6 +34,7 @@ struct Options: Codable, Sendable {
         usage: soundscape-bench [options]
                soundscape-bench sink-sound SINK [--window SECONDS] [--manifest PATH]
                soundscape-bench import [--minutes N] [--hour-minutes N] [--rounds N] [--json FILE] ...
+               soundscape-bench layers [--seconds N] [--trials N] [--daemon PATH] [--json FILE]
                soundscape-bench wav level FILE | soundscape-bench wav tone FILE
                soundscape-bench memory [--compare] [--fresh] [--daemon PATH] [BUDGET_KB]
                soundscape-bench health-cost [--daemon PATH] [BUDGET_MS]
@@ -76,6 +77,9 @@ struct Options: Codable, Sendable {
 
         import: `soundscapectl import` per format beside ffmpeg's decode and Opus encode of the
         same file, and an hour's peak RSS (`soundscape-bench import --help`; docs/performance.md).
+
+        layers: three layers against pw-play (CPU, wake-ups per cycle, peak RSS), SetLayer to
+        audible at the sink, Play(layers) against Play(soundscape) (LayersBench.swift).
 
         sink-sound: what SINK carries (soundscape, the signer-down cue, or silence), one JSON
         line per window as it arrives (Benchmarks/SoundscapeBench/SinkSound.swift says more).

@@ -18,6 +18,7 @@ struct SoundscapeBench {
         let arguments = Array(CommandLine.arguments.dropFirst())
         if arguments.first == "sink-sound" { exit(SinkSound.main(Array(arguments.dropFirst()))) }
         if arguments.first == "import" { exit(ImportBench.main(Array(arguments.dropFirst()))) }
+        if arguments.first == "layers" { exit(await Task.detached { await LayersBench.main(Array(arguments.dropFirst())) }.value) }
         if arguments.first == "wav" { exit(WAVTool.main(Array(arguments.dropFirst()))) }
         if let gate = Gate(rawValue: arguments.first ?? "") {
             let rest = Array(arguments.dropFirst())

@@ -1,0 +1,319 @@
+import Foundation
+import NIOCore
+import NIOPosix
+import TestSupport
+import Varlink
+
+/// Layers (issue 39), measured against pw-play in the same run:
+///
+///     soundscape-bench layers [--seconds N] [--trials N] [--daemon PATH] [--json FILE]
+///
+/// On one private graph: pw-play on the bench's file, the release daemon playing one
+/// soundscape (that file's), the daemon playing three layers (`LayersBench.mix`), and
+/// pw-play again, each for an N s window (default 15) after 1 s of warm-up. For each
+/// window: CPU (schedstat, all threads), wake-ups per graph cycle (voluntary context
+/// switches over the cycles the sink ran, the quantum read from a recorder), and peak RSS
+/// (VmHWM). Then, N trials each (default 5):
+///
+/// - SetLayer(tone, 100) while the three layers play, to the tone audible at the sink:
+///   the first 1024-frame window (hop 256) whose power at the tone's frequency
+///   (Goertzel) is 10 dB over the most the mix put there before the call, timed at the
+///   recorder's receipt of the window's last frame (so at most 21 ms late);
+/// - Play(soundscape) and Play(layers) from stopped, alternately: their replies.
+///
+/// Budgets (docs/performance.md, "Layers"): three layers ≤ 0.35× pw-play's CPU (the mean
+/// of its two windows), one wake-up per graph cycle, peak RSS < 16 MiB, SetLayer to
+/// audible ≤ 300 ms (median). Exits 1 over one, 70 when the measurement failed.
+struct LayersBench {
+    static let usage = "usage: soundscape-bench layers [--seconds N] [--trials N] [--daemon PATH] [--json FILE]"
+    /// The three built-in soundscapes and their levels.
+    static let mix: [(id: String, level: Int)] = [("rain", 100), ("ocean-waves", 40), ("wind", 25)]
+    static let tone = (id: "layer-bench-tone", hertz: 1000.0)
+    static let budget = (cpuRatio: 0.35, wakeupsPerCycle: 1.1, peakRSSMiB: 16.0, audibleMs: 300.0)
+
+    struct Window: Codable, Sendable {
+        var name: String
+        var process: ProcessWindowResult
+        var quantumFrames: Int?
+        var levelDBFS: Double
+        /// Voluntary wake-ups (all threads) per graph cycle; and the busiest thread's alone.
+        var wakeupsPerCycle: Double?
+        var busiestThread: String?
+        var busiestThreadWakeupsPerCycle: Double?
+    }
+
+    struct Result: Codable, Sendable {
+        var date: String
+        var commandLine: [String]
+        var windows: [Window] = []
+        var cpuRatioOne: Double?
+        var cpuRatioThree: Double?
+        var setLayerReplyMs: [Double] = []
+        var setLayerToAudibleMs: [Double] = []
+        var playOneReplyMs: [Double] = []
+        var playMixReplyMs: [Double] = []
+        var notes: [String] = []
+    }
+
+    let graph: PipeWireGraph
+    let group: any EventLoopGroup
+    let daemonPath: String
+    let seconds: Double
+    let trials: Int
+
+    static func main(_ arguments: [String]) async -> Int32 {
+        var seconds = 15.0
+        var trials = 5
+        var daemon = Bench.defaultDaemonPath()
+        var json: String?
+        var i = 0
+        while i < arguments.count {
+            let argument = arguments[i]
+            let value = i + 1 < arguments.count ? arguments[i + 1] : nil
+            switch (argument, value) {
+            case ("--seconds", let v?) where Double(v).map({ $0 > 0 }) == true: seconds = Double(v)!
+            case ("--trials", let v?) where Int(v).map({ $0 > 0 }) == true: trials = Int(v)!
+            case ("--daemon", let v?): daemon = URL(fileURLWithPath: v).standardizedFileURL.path
+            case ("--json", let v?): json = v
+            case ("-h", _), ("--help", _):
+                print(usage)
+                return 0
+            default:
+                FileHandle.standardError.write(Data("\(usage)\n".utf8))
+                return 2
+            }
+            i += 2
+        }
+        let signals = Bench.installSignalHandlers()
+        defer { signals.forEach { $0.cancel() } }
+        guard let graph = Bench.startGraph() else { return 70 }
+        defer { Cleanup.shared.run() }
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let bench = LayersBench(graph: graph, group: group, daemonPath: daemon, seconds: seconds, trials: trials)
+        let outcome: Swift.Result<Result, any Error>
+        do { outcome = .success(try await bench.run()) } catch { outcome = .failure(error) }
+        try? await group.shutdownGracefully()
+        guard case .success(let result) = outcome else {
+            if case .failure(let error) = outcome { log("error: \(error)") }
+            return 70
+        }
+        print(render(result))
+        if let json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+            do { try encoder.encode(result).write(to: URL(fileURLWithPath: json)) } catch {
+                log("could not write \(json): \(error)")
+                return 73
+            }
+        }
+        let errors = DaemonUnderTest.loggedErrors(in: graph)
+        if !errors.isEmpty { log("error: soundscaped logged errors:\n" + errors.joined(separator: "\n")) }
+        let over = overBudget(result)
+        over.forEach { log("over budget: \($0)") }
+        return over.isEmpty && errors.isEmpty ? 0 : 1
+    }
+
+    func run() async throws -> Result {
+        var result = Result(date: ISO8601DateFormatter().string(from: Date()), commandLine: CommandLine.arguments)
+        var options = Options()
+        options.seconds = seconds
+        let players = PlayerBench(graph: graph, sink: Bench.sink, options: options, fileDuration: OpusFile.duration(of: options.file))
+        guard let pwPlay = PeerPlayer.all().first(where: { $0.name == "pw-play" }) else { throw HarnessError("no pw-play peer") }
+
+        let extra = try makeToneSoundscape()
+        let (single, more) = try SoundscapeChoice.resolve(file: options.file, daemon: daemonPath, graph: graph)
+        guard more.isEmpty else { throw HarnessError("\(options.file) is not a built-in soundscape") }
+
+        var pwPlayCPU: [Double] = []
+        func peer() async throws {
+            let row = await players.run(pwPlay)
+            guard row.status == "ok", let process = row.process else { throw HarnessError("pw-play: \(row.notes)") }
+            pwPlayCPU.append(process.scheduledCPUSeconds)
+            result.windows.append(window("pw-play", process, quantum: row.quantumFrames, level: row.levelDBFS ?? -.infinity))
+        }
+        try await peer()
+
+        let daemon = DaemonUnderTest(graph: graph, executable: daemonPath, extraArguments: extra, group: group)
+        log("starting \(daemonPath)")
+        try await daemon.start()
+        try await daemon.call("SetVolume", ["volume": 100])
+        try await daemon.call("Play", ["soundscape": .string(single)])
+        try await daemon.waitForState("playing")
+        result.windows.append(try await measure(daemon, "soundscaped, \(single)", players: players))
+        try await daemon.call("Play", Self.mixParameters)
+        try await daemon.waitForState("playing")
+        let three = Self.mix.map { "\($0.id)=\($0.level)" }.joined(separator: " ")
+        result.windows.append(try await measure(daemon, "soundscaped, \(three)", players: players))
+        try await setLayerTrials(daemon, into: &result, players: players)
+        try await playReplyTrials(daemon, single: single, into: &result)
+        await daemon.stop()
+        try graph.waitUntilNothingFeeds(Bench.sink, "the daemon's stream to leave the sink")
+        try await peer()
+
+        let peerCPU = pwPlayCPU.reduce(0, +) / Double(pwPlayCPU.count)
+        let daemonWindows = result.windows.filter { $0.name.hasPrefix("soundscaped") }
+        result.cpuRatioOne = daemonWindows.first.map { $0.process.scheduledCPUSeconds / peerCPU }
+        result.cpuRatioThree = daemonWindows.last.map { $0.process.scheduledCPUSeconds / peerCPU }
+        return result
+    }
+
+    static var mixParameters: [String: JSONValue] {
+        ["layers": .array(mix.map { .object(["id": .string($0.id), "level": .number(Double($0.level))]) })]
+    }
+
+    /// `<tone>.opus` in a directory of its own, passed with --soundscapes-dir.
+    private func makeToneSoundscape() throws -> [String] {
+        let dir = graph.directory.appendingPathComponent("layer-bench-soundscapes")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let wav = dir.appendingPathComponent("tone.wav")
+        try ChildProcess.run([
+            "sox", "-R", "-n", "-b", "16", "-r", "48000", "-c", "2", wav.path, "synth", "2", "sine", "\(Int(Self.tone.hertz))", "vol", "0.3",
+        ]).requireSuccess()
+        try ChildProcess.run(["opusenc", "--quiet", "--bitrate", "128", wav.path, dir.appendingPathComponent("\(Self.tone.id).opus").path])
+            .requireSuccess()
+        try FileManager.default.removeItem(at: wav)
+        return ["--soundscapes-dir", dir.path]
+    }
+
+    private func window(_ name: String, _ process: ProcessWindowResult, quantum: Int?, level: Double) -> Window {
+        let cycles = quantum.map { 48_000 / Double($0) }
+        let busiest = process.threads.first
+        return Window(
+            name: name, process: process, quantumFrames: quantum, levelDBFS: level,
+            wakeupsPerCycle: cycles.map { process.voluntarySwitchesPerSecond / $0 }, busiestThread: busiest?.name,
+            busiestThreadWakeupsPerCycle: cycles.flatMap { c in busiest.map { $0.voluntaryPerSecond / c } })
+    }
+
+    private func measure(_ daemon: DaemonUnderTest, _ name: String, players: PlayerBench) async throws -> Window {
+        guard let pid = daemon.pid, let pipewire = graph.process(.pipewire)?.pid else { throw HarnessError("soundscaped is not running") }
+        try await Task.sleep(for: .seconds(1))
+        let window = ProcessWindow()
+        window.begin([pid, pipewire])
+        log(String(format: "%@: measuring %.0f s", name, seconds))
+        try await Task.sleep(for: .seconds(seconds))
+        let process = window.end()[0]
+        let level = try players.recordLevel()
+        return self.window(name, process, quantum: level.quantum, level: level.rms)
+    }
+
+    /// SetLayer(tone, 100) while the mix plays, to the tone at the sink; the mix played anew between trials.
+    private func setLayerTrials(_ daemon: DaemonUnderTest, into result: inout Result, players: PlayerBench) async throws {
+        for trial in 1...trials {
+            try await daemon.call("Play", Self.mixParameters)
+            try await Task.sleep(for: .seconds(1))  // past the 600 ms crossfade that took the tone out
+            let recording = try graph.startRecording(sink: Bench.sink)
+            let clock = RecordingClock(file: recording.file)
+            clock.start()
+            try await Task.sleep(for: .milliseconds(400))  // the mix alone: the tone's frequency before
+            let sent = monoNanos()
+            try await daemon.call("SetLayer", ["soundscape": .string(Self.tone.id), "level": .number(100)])
+            let replied = monoNanos()
+            try await Task.sleep(for: .milliseconds(800))
+            clock.stop()
+            let clip = try recording.stop()
+            defer { try? FileManager.default.removeItem(at: recording.file) }
+            result.setLayerReplyMs.append(secondsBetween(sent, replied) * 1000)
+            if let ms = try toneArrival(in: clip, clock: clock, since: sent) {
+                result.setLayerToAudibleMs.append(ms)
+                log(String(format: "SetLayer → tone audible, trial %d: %.1f ms", trial, ms))
+            } else {
+                result.notes.append("trial \(trial): the tone was not found at the sink")
+            }
+        }
+    }
+
+    /// Ms from `since` to the recorder's receipt of the first window with the tone 10 dB over the mix's
+    /// power at its frequency before `since`.
+    private func toneArrival(in clip: AudioClip, clock: RecordingClock, since: UInt64) throws -> Double? {
+        let layout = try RecordingClock.dataLayout(of: clock.file)
+        let before = clock.observations.last { $0.nanos < since }.map { max(0, ($0.bytes - layout.offset) / layout.frameBytes) } ?? 0
+        let samples = clip.channel(0)
+        let frames = 1024
+        let hop = 256
+        var classifier = CueClassifier(frames: frames, tones: [Self.tone.hertz])
+        var floor = -Double.infinity
+        var start = 0
+        while start + frames <= samples.count {
+            let verdict = classifier.classify(Array(samples[start..<start + frames]))
+            let toneDB = verdict.share > 0 ? verdict.rmsDB + 10 * log10(verdict.share) : -Double.infinity
+            if start + frames <= before {
+                floor = max(floor, toneDB)
+            } else if start >= before, toneDB >= max(floor + 10, -60) {
+                guard let arrival = clock.arrival(ofFrame: start + frames - 1, layout: layout) else { return nil }
+                return secondsBetween(since, arrival.nanos) * 1000
+            }
+            start += hop
+        }
+        return nil
+    }
+
+    /// Play(soundscape) and Play(layers) from stopped, alternately, their replies.
+    private func playReplyTrials(_ daemon: DaemonUnderTest, single: String, into result: inout Result) async throws {
+        for _ in 1...trials {
+            for mix in [false, true] {
+                try await daemon.call("Stop")
+                try await daemon.waitForState("stopped")
+                try await Task.sleep(for: .milliseconds(800))
+                let sent = monoNanos()
+                try await daemon.call("Play", mix ? Self.mixParameters : ["soundscape": .string(single)])
+                let ms = secondsBetween(sent, monoNanos()) * 1000
+                if mix { result.playMixReplyMs.append(ms) } else { result.playOneReplyMs.append(ms) }
+            }
+        }
+        log(
+            String(
+                format: "Play replies, median: one %.1f ms, three layers %.1f ms", Self.median(result.playOneReplyMs),
+                Self.median(result.playMixReplyMs)))
+    }
+
+    static func overBudget(_ r: Result) -> [String] {
+        var over: [String] = []
+        if let ratio = r.cpuRatioThree, ratio > budget.cpuRatio {
+            over.append(String(format: "three layers' CPU %.2f× pw-play > %.2f×", ratio, budget.cpuRatio))
+        }
+        if let three = r.windows.last(where: { $0.name.hasPrefix("soundscaped") }) {
+            if let w = three.wakeupsPerCycle, w > budget.wakeupsPerCycle {
+                over.append(String(format: "three layers wake %.2f times per graph cycle", w))
+            }
+            if three.process.peakRSSMB >= budget.peakRSSMiB { over.append(String(format: "peak RSS %.1f MiB", three.process.peakRSSMB)) }
+        }
+        if r.setLayerToAudibleMs.count < r.setLayerReplyMs.count { over.append("a SetLayer's tone was not heard") }
+        if !r.setLayerToAudibleMs.isEmpty, median(r.setLayerToAudibleMs) > budget.audibleMs {
+            over.append(String(format: "SetLayer to audible %.1f ms (median)", median(r.setLayerToAudibleMs)))
+        }
+        return over
+    }
+
+    static func render(_ r: Result) -> String {
+        func f(_ v: Double?, _ digits: Int = 2) -> String { v.map { String(format: "%.\(digits)f", $0) } ?? "–" }
+        let peer = r.windows.filter { $0.name == "pw-play" }.map(\.process.scheduledCPUSeconds)
+        let peerMean = peer.isEmpty ? nil : peer.reduce(0, +) / Double(peer.count)
+        var out = "Layers, \(r.date), \(ProcessInfo.processInfo.activeProcessorCount) CPUs; \(r.commandLine.joined(separator: " "))\n\n"
+        out +=
+            "| window | CPU s (schedstat) | ×pw-play (mean of its windows) | wake-ups/s | per graph cycle | busiest thread per cycle | peak RSS MiB | level dBFS |\n"
+        out += "|---|---|---|---|---|---|---|---|\n"
+        for w in r.windows {
+            let ratio = peerMean.map { w.process.scheduledCPUSeconds / $0 }
+            out += "| \(w.name) | \(f(w.process.scheduledCPUSeconds, 3)) | \(f(ratio))× | \(f(w.process.voluntarySwitchesPerSecond, 1)) | "
+            out += "\(f(w.wakeupsPerCycle)) (quantum \(w.quantumFrames.map(String.init) ?? "?")) | "
+            out += "\(f(w.busiestThreadWakeupsPerCycle)) (\(w.busiestThread ?? "?")) | \(f(w.process.peakRSSMB, 1)) | \(f(w.levelDBFS, 1)) |\n"
+        }
+        func line(_ name: String, _ values: [Double]) -> String {
+            guard !values.isEmpty else { return "\(name): –\n" }
+            return "\(name): median \(f(median(values), 1)) ms, min \(f(values.min(), 1)), max \(f(values.max(), 1)) (\(values.count))\n"
+        }
+        out += "\n"
+        out += line("SetLayer(tone, 100) → tone audible at the sink", r.setLayerToAudibleMs)
+        out += line("SetLayer reply", r.setLayerReplyMs)
+        out += line("Play(soundscape) reply, from stopped", r.playOneReplyMs)
+        out += line("Play(three layers) reply, from stopped", r.playMixReplyMs)
+        if !r.playOneReplyMs.isEmpty, !r.playMixReplyMs.isEmpty {
+            out += "Play(three layers) ÷ Play(soundscape), medians: \(f(median(r.playMixReplyMs) / median(r.playOneReplyMs)))×\n"
+        }
+        r.notes.forEach { out += "note: \($0)\n" }
+        return out
+    }
+
+    static func median(_ values: [Double]) -> Double { values.isEmpty ? .nan : Summary(values).p50 }
+}
