@@ -120,12 +120,20 @@ final class DataThreadRefill: @unchecked Sendable {
         case giveBack
     }
 
-    /// Fills `feed`'s ring from the page cache once it is half empty. Pages
-    /// still on their way are waited for here, a cycle at a time, while the
-    /// ring holds more than a quarter; below that the loop thread reads them, blocking.
+    /// Fills `feed`'s ring from the page cache. Pages still on their way are
+    /// waited for here, a cycle at a time, while the ring holds more than a
+    /// quarter; below that the loop thread reads them, blocking.
+    ///
+    /// Every lent ring is topped up whenever one of them is half empty, not
+    /// only that one: the layers of a mix drain at the same pace, so once full
+    /// together they reach half together, and a mix costs one refill event (an
+    /// eventfd, an epoll round, a read of it, the stall deadline's timer) per
+    /// half ring, as one soundscape does. Topped up only when half empty, rings
+    /// started at different times stayed out of step and each layer had its own
+    /// (docs/performance.md, "Layers").
     private func top(_ feed: Feed) -> TopUp {
         let ring = feed.ring
-        guard ring.freeFrames >= ring.capacity / 2 else { return .done(wrote: false, askForPages: false) }
+        guard ring.freeFrames > 0 else { return .done(wrote: false, askForPages: false) }
         var shortfall: PCMLoopReader.Shortfall?
         let wrote = ring.write(maximumFrames: .max) { destination, frames in
             let (got, short) = feed.reader.readWithoutWaiting(into: destination, frames: frames)
