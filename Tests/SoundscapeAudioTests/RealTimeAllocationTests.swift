@@ -73,6 +73,41 @@ import TestSupport
             #expect(cac_real_time_allocations() > after, "the counter sees an allocation on the data thread")
         }
     }
+
+    @Test func theDataThreadAllocatesNothingWithLayers() throws {
+        let data = try ["rain", "ocean-waves", "wind"].map { name in
+            try SoundscapeData(id: SoundscapeID(name)!, gain: 0.8, contents: try bundledBytes("\(name).opus"))
+        }
+        let (rain, waves, wind) = (data[0], data[1], data[2])
+        let volume = Volume(percent: 60)!
+        try withOutput { output in
+            // Warm-up: every path once (three layers fading in, a level moving, a layer added, one taken out).
+            output.play([LayerData(rain), LayerData(waves, level: 40), LayerData(wind, level: 25)], volume: volume, fadeIn: .gentle)
+            try run(output, cycles: 60, "three layers fading in")
+            output.play([LayerData(rain), LayerData(waves, level: 70), LayerData(wind, level: 25)], volume: volume, fadeIn: .gentle)
+            try run(output, cycles: 60, "a level moving")
+            output.play([LayerData(rain), LayerData(waves, level: 70)], volume: volume, fadeIn: .gentle)
+            try run(output, cycles: 60, "a layer taken out")
+            output.play([LayerData(rain), LayerData(waves, level: 70), LayerData(wind, level: 25)], volume: volume, fadeIn: .gentle)
+            try run(output, cycles: 60, "a layer added")
+
+            let before = cac_real_time_allocations()
+            let cyclesBefore = output.counters.cycles
+            for round in 0..<4 {
+                let level = round % 2 == 0 ? 30 : 80
+                output.play([LayerData(rain), LayerData(waves, level: level), LayerData(wind, level: 25)], volume: volume, fadeIn: .gentle)
+                try run(output, cycles: 40, "a level changing, round \(round)")
+                try run(output, cycles: 40, "three layers steady, round \(round)")
+                output.play([LayerData(rain), LayerData(waves, level: level)], volume: volume, fadeIn: .gentle)
+                try run(output, cycles: 40, "a layer taken out, round \(round)")
+                output.play([LayerData(rain), LayerData(waves, level: level), LayerData(wind, level: 50)], volume: volume, fadeIn: .gentle)
+                try run(output, cycles: 40, "a layer added, round \(round)")
+            }
+            let after = cac_real_time_allocations()
+            #expect(output.counters.cycles - cyclesBefore >= 640, "the data thread ran")
+            #expect(after == before, "\(after - before) allocations on the data thread with layers coming, going and moving")
+        }
+    }
 }
 
 /// Allocates on whichever thread calls `allocate` and keeps the result, so it is not optimised away.
