@@ -112,6 +112,38 @@ import Testing
         #expect(heard == reference, "what the renderer played is the loop, frame for frame")
     }
 
+    @Test func layersLentOutOfStepAreToppedUpTogether() throws {
+        let setup = try Setup()
+        defer { setup.removeCache() }
+        try setup.start()
+        // The first layer half a cycle ahead of the second, and cycles that bring neither ring to
+        // exactly half: topped up only below half, the second ring would not be when the first is.
+        _ = setup.cycle(frames: 512)
+        let second = SampleRing(minimumFrames: 4096)
+        let reader = try #require(setup.cache.reader(for: setup.data))
+        try second.write(maximumFrames: .max) { destination, frames in
+            try reader.read(into: destination, frames: frames)
+            return frames
+        }
+        let renderer = setup.renderer
+        runBlocking(on: setup.loop.loop) { renderer.applyLayer(slot: 1, ring: second, gain: 1, level: 1) }
+        setup.refills.lend(slot: 1, ring: second, reader: reader)
+        #expect(setup.ring.availableFrames != second.availableFrames, "out of step to begin with")
+
+        var levels: [(first: Int, second: Int, refills: Int)] = []
+        for _ in 0..<16 {
+            _ = setup.cycle(frames: 1000)
+            levels.append((setup.ring.availableFrames, second.availableFrames, setup.refilledCalls.value))
+        }
+        let afterFirstTopUp = levels.drop { $0.refills == 0 }
+        #expect(afterFirstTopUp.count >= 12, "a top-up within the first cycles: \(levels)")
+        #expect(afterFirstTopUp.allSatisfy { $0.first == $0.second }, "in step once topped up together: \(levels)")
+        let events = Set(afterFirstTopUp.map(\.refills)).count
+        #expect(events <= 16 / 2, "one refill for both rings at a time: \(levels)")
+        #expect(setup.renderer.counters.underrunFrames == 0)
+        #expect(setup.loopWakes.value == 0)
+    }
+
     @Test func theLoopThreadIsAskedForPagesAheadOncePerWindowAndNotToldOfIt() throws {
         let setup = try Setup()
         defer { setup.removeCache() }
