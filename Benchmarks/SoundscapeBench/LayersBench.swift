@@ -165,14 +165,7 @@ struct LayersBench {
     /// `<tone>.opus` in a directory of its own, passed with --soundscapes-dir.
     private func makeToneSoundscape() throws -> [String] {
         let dir = graph.directory.appendingPathComponent("layer-bench-soundscapes")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        let wav = dir.appendingPathComponent("tone.wav")
-        try ChildProcess.run([
-            "sox", "-R", "-n", "-b", "16", "-r", "48000", "-c", "2", wav.path, "synth", "2", "sine", "\(Int(Self.tone.hertz))", "vol", "0.3",
-        ]).requireSuccess()
-        try ChildProcess.run(["opusenc", "--quiet", "--bitrate", "128", wav.path, dir.appendingPathComponent("\(Self.tone.id).opus").path])
-            .requireSuccess()
-        try FileManager.default.removeItem(at: wav)
+        _ = try ToneLoops.make(id: Self.tone.id, frequency: Int(Self.tone.hertz), amplitude: 0.3, in: dir)
         return ["--soundscapes-dir", dir.path]
     }
 

@@ -1,14 +1,13 @@
 import Foundation
-import TestSupport
 
 /// Synthetic soundscapes with exactly known content: a sine whose whole
 /// number of cycles fits the loop, so the loop is seamless and its level and
 /// pitch are exact — what level and switch assertions need (real noise loops
 /// wander by a decibel or more over a second).
-enum ToneLoops {
+public enum ToneLoops {
     /// Writes `<id>.opus` into `directory`: a `frequency` Hz sine at `amplitude`
     /// (both channels), `seconds` long.
-    static func make(
+    public static func make(
         id: String, frequency: Int, amplitude: Double = 0.5, seconds: Int = 2,
         in directory: URL
     ) throws -> URL {
