@@ -55,7 +55,7 @@ private typealias H = PlayerHarness
         try await harness.clock.waitForScheduledCall("the bound on the answer's write")
         harness.clock.advance(by: .milliseconds(200))
         #expect(try await answer.value.name == "night", "answered at the bound")
-        try await withTimeout("the refused write (SQLite's busy timeout is 2 s)", seconds: 5) {
+        try await withTimeout("the refused write (SQLite's busy timeout is 2 s)", seconds: 8) {
             await keeper.saved()
         }
         #expect(keeper.writeFailure != nil, "the locked database refused the write")

@@ -185,22 +185,26 @@ final class StateKeeper: Sendable {
                 pending.withLock { if $0.state == nil { $0.state = state } }
             }
         }
+        // Once the database has refused a write (locked past its busy timeout, full, read-only),
+        // the rest wait for the retry too: each would wait out the same timeout for nothing.
         if let preferences {
             do {
+                guard failure == nil else { throw Deferred() }
                 try store.save(preferences)
             } catch {
-                failure = failure ?? error.description
+                failure = failure ?? "\(error)"
                 pending.withLock { if $0.preferences == nil { $0.preferences = preferences } }
             }
         }
         for (index, change) in mixChanges.enumerated() {
             do {
+                guard failure == nil else { throw Deferred() }
                 switch change {
                 case .save(let mix): try store.save(mix)
                 case .delete(let name): _ = try store.deleteMix(named: name)
                 }
             } catch {
-                failure = failure ?? error.description
+                failure = failure ?? "\(error)"
                 // This one and those after it, before any queued meanwhile: the order holds.
                 pending.withLock { $0.mixChanges.insert(contentsOf: mixChanges[index...], at: 0) }
                 break
@@ -226,6 +230,9 @@ final class StateKeeper: Sendable {
             }
         }
     }
+
+    /// A write not tried because an earlier one in the same flush was refused.
+    private struct Deferred: Error {}
 
     private func retry() {
         pending.withLock { $0.retryScheduled = false }
