@@ -27,6 +27,19 @@ import Testing
             """)
     }
 
+    /// Types, methods and errors share one namespace: systemd's parser (257, `varlinkctl
+    /// validate-idl`) refuses the whole interface for a name defined twice, as it did for
+    /// a `type Sleep` beside `method Sleep`.
+    @Test func everySymbolIsDefinedOnce() {
+        let names = PlayerInterfaceDefinition.idl.split(separator: "\n").compactMap { line -> String? in
+            let words = line.split(separator: " ")
+            guard words.count >= 2, ["type", "method", "error"].contains(words[0]) else { return nil }
+            return String(words[1].prefix { $0 != "(" })
+        }
+        #expect(names.count > 20)
+        #expect(Set(names).count == names.count, "defined twice: \(Dictionary(grouping: names) { $0 }.filter { $1.count > 1 }.keys.sorted())")
+    }
+
     @Test func theIDLIsDocumented() {
         // Keeping 255's rule must not have cost the documentation of the fields.
         let idl = PlayerInterfaceDefinition.idl

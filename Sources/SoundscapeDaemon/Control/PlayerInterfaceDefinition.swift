@@ -37,7 +37,7 @@ enum PlayerInterfaceDefinition {
         "ducked: bool",
         "cuePlaying: ?bool",
         "keepAwake: ?KeepAwake",
-        "sleep: ?Sleep",
+        "sleep: ?SleepTimer",
         "version: ?string",
     ]
 
@@ -93,7 +93,7 @@ enum PlayerInterfaceDefinition {
         # asleep (the time is up: silent, the keep-alive goes on, until Play).
         #   ends: when the time is up, RFC 3339 UTC; remaining: seconds until then;
         #     both null once asleep.
-        type Sleep (
+        type SleepTimer (
           state: \(members(SleepStatus.State.self)),
           ends: ?string,
           remaining: ?int
