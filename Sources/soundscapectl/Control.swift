@@ -156,10 +156,17 @@ struct Control {
 
     // MARK: Calls
 
+    /// One word: the daemon plays the soundscape of that id, else the saved mix of that
+    /// name, so a word that is neither is named as both.
     func play(_ name: String?) async throws -> PlayerStatus {
-        try await statusCall(
-            "Play", ["soundscape": name.map(JSONValue.string) ?? .null], bound: Bound.play,
-            waitingFor: "the sound to flow (Play's reply)")
+        do {
+            return try await statusCall(
+                "Play", ["soundscape": name.map(JSONValue.string) ?? .null], bound: Bound.play,
+                waitingFor: "the sound to flow (Play's reply)")
+        } catch let error as VarlinkError where error.name == "\(Self.interface).NoSuchSoundscape" && name != nil {
+            throw ControlFailure(
+                message: "no soundscape or saved mix named '\(name ?? "")' (see `soundscapectl list`)")
+        }
     }
 
     /// Several layers together (`Play` with `layers`).

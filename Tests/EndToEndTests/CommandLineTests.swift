@@ -94,7 +94,7 @@ struct CommandLineTests {
                 (["set", "keep-awake", "maybe", "--socket", socket], 64, "Usage: soundscapectl set"),
                 (["set", "loudness", "on", "--socket", socket], 64, "unknown preference 'loudness'"),
                 // A valid request refused.
-                (["play", "thunder", "--socket", socket], 1, "no soundscape named 'thunder'"),
+                (["play", "thunder", "--socket", socket], 1, "no soundscape or saved mix named 'thunder'"),
                 // Nothing answers.
                 (["status", "--socket", nowhere], 2, "no answer on \(nowhere)"),
                 // The refusals changed nothing; a step stops at 100.

@@ -113,7 +113,7 @@ struct ControlSocketTests {
 
             let unknown = try daemon.ctl("play", "thunder")
             #expect(unknown.status == 1)
-            #expect(unknown.stderr.contains("no soundscape named 'thunder'"), "\(unknown.stderr)")
+            #expect(unknown.stderr.contains("no soundscape or saved mix named 'thunder'"), "\(unknown.stderr)")
 
             // A volume no daemon would take is a usage error (EX_USAGE), not a refusal.
             let badVolume = try daemon.ctl("volume", "150")

@@ -88,7 +88,11 @@ import TestSupport
             #expect(again.stderr.contains("no saved mix named 'night'"), "\(again.stderr)")
             let neither = try daemon.ctl("play", "night")
             #expect(neither.status == 1)
-            #expect(neither.stderr.contains("no soundscape named 'night'"), "\(neither.stderr)")
+            #expect(neither.stderr.contains("no soundscape or saved mix named 'night'"), "\(neither.stderr)")
+            // A layer is a soundscape only: a mix's name there is no soundscape.
+            let asLayer = try daemon.ctl("play", "low", "night=50")
+            #expect(asLayer.status == 1)
+            #expect(asLayer.stderr.contains("no soundscape named 'night'"), "\(asLayer.stderr)")
         }
     }
 }
