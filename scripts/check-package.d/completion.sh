@@ -1,7 +1,8 @@
 # shellcheck shell=bash
 # The installed bash, zsh and fish completions load from where each shell looks and
-# offer what comes next: `play` the running daemon's soundscapes, `set` the
-# preferences and each one's values, `volume` the presets (fish where it is installed).
+# offer what comes next: `play` the running daemon's soundscapes and saved mixes,
+# `delete` the saved mixes, `set` the preferences and each one's values, `volume`
+# the presets (fish where it is installed).
 #
 # A stage of scripts/check-package, which sources it and defines what it calls;
 # `scripts/check-package --only completion` runs it alone.
@@ -89,8 +90,11 @@ offers() {
     done
 }
 ROUTE=$(status_field route)
+# A saved mix, for `play` and `delete` to offer; deleted again at the end of the stage.
+ctl save completion-mix >/dev/null
 for shell in "${SHELLS[@]}"; do
-    offers "$shell" "soundscapectl play " ocean-waves rain wind brown-noise
+    offers "$shell" "soundscapectl play " ocean-waves rain wind brown-noise completion-mix
+    offers "$shell" "soundscapectl delete " completion-mix
     offers "$shell" "soundscapectl set " interruption-mode duck-level auto-resume pinned-sink keep-awake notifications \
         signer-down-sound
     offers "$shell" "soundscapectl set interruption-mode " pause duck ignore
@@ -102,3 +106,4 @@ for shell in "${SHELLS[@]}"; do
     offers "$shell" "soundscapectl set signer-down-sound " cue silence keep
     offers "$shell" "soundscapectl volume " off low medium high max +10 -10
 done
+ctl delete completion-mix >/dev/null
