@@ -263,7 +263,7 @@ private enum NoiseLoops {
 
 /// The reference decode: opus-tools' `opusdec`, which handles pre-skip and end
 /// trimming itself and writes 48 kHz float WAV — no code of the daemon involved.
-private enum ReferenceDecoder {
+enum ReferenceDecoder {
     static func decode(_ opus: URL, into directory: URL) throws -> AudioClip {
         let wav = directory.appendingPathComponent("reference-\(opus.deletingPathExtension().lastPathComponent).wav")
         try ChildProcess.run(["opusdec", "--quiet", "--float", opus.path, wav.path]).requireSuccess()
@@ -368,7 +368,7 @@ private enum LoopMatch {
 extension AudioClip {
     /// Largest step of the loop played endlessly: the steps inside it and the
     /// one across its own seam (last frame → first frame).
-    fileprivate var loopMaxStep: Float {
+    var loopMaxStep: Float {
         guard frameCount >= 2 else { return 0 }
         var largest = maxStep
         for c in 0..<channels {
