@@ -59,8 +59,8 @@ struct InterruptionTests {
                 #expect(interrupted["cause"] as? String == "communicationStream")
                 #expect(interrupted["state"] as? String == "interrupted")
                 #expect((interrupted["interruptions"] as? [String]) == ["communicationStream"])
-                Thread.sleep(forTimeInterval: 0.4)  // the fade-out
-                let during = try graph.record(sink: "speaker", seconds: 0.6)
+                // Recorded from the event on, leaving out the fade-out (250 ms).
+                let during = try graph.record(sink: "speaker", seconds: 1).slice(from: 0.4)
                 #expect(during.peak < 0.001, "the soundscape still plays during the call (peak \(during.peak))")
 
                 call.signal(ending)
@@ -151,9 +151,9 @@ struct InterruptionTests {
             try graph.setDefaultSink(name: "bluez_output.headset-hfp")
             let interrupted = try events.next(reason: "interrupted")
             #expect(interrupted["cause"] as? String == "callRoute")
-            Thread.sleep(forTimeInterval: 0.4)  // the fade-out
+            // Recorded from the event on, leaving out the fade-out (250 ms).
             #expect(
-                try graph.record(sink: "bluez_output.headset-hfp", seconds: 0.6).peak < 0.001,
+                try graph.record(sink: "bluez_output.headset-hfp", seconds: 1).slice(from: 0.4).peak < 0.001,
                 "the soundscape plays into a call route")
 
             try graph.setDefaultSink(name: "speaker")
