@@ -6,7 +6,7 @@ import Varlink
 
 /// Layers (issue 39), measured against pw-play in the same run:
 ///
-///     soundscape-bench layers [--seconds N] [--trials N] [--daemon PATH] [--json FILE]
+///     soundscape-bench layers [--seconds N] [--trials N] [--play-trials N] [--daemon PATH] [--json FILE]
 ///
 /// On one private graph: pw-play on the bench's file, the release daemon playing one
 /// soundscape (that file's), the daemon playing three layers (`LayersBench.mix`), and
@@ -19,16 +19,21 @@ import Varlink
 ///   the first 1024-frame window (hop 256) whose power at the tone's frequency
 ///   (Goertzel) is 10 dB over the most the mix put there before the call, timed at the
 ///   recorder's receipt of the window's last frame (so at most 21 ms late);
-/// - Play(soundscape) and Play(layers) from stopped, alternately: their replies.
+/// - then N play trials (default 15): Play(soundscape), Play(layers) and Play(mix: a saved
+///   mix of the same three layers) from stopped, in turn: their replies, and each mix's
+///   median over the soundscape's.
 ///
 /// Budgets (docs/performance.md, "Layers"): three layers ≤ 0.35× pw-play's CPU (the mean
 /// of its two windows), one wake-up per graph cycle, peak RSS < 16 MiB, SetLayer to
 /// audible ≤ 300 ms (median). Exits 1 over one, 70 when the measurement failed.
 struct LayersBench {
-    static let usage = "usage: soundscape-bench layers [--seconds N] [--trials N] [--daemon PATH] [--json FILE]"
+    static let usage =
+        "usage: soundscape-bench layers [--seconds N] [--trials N] [--play-trials N] [--daemon PATH] [--json FILE]"
     /// The three built-in soundscapes and their levels.
     static let mix: [(id: String, level: Int)] = [("rain", 100), ("ocean-waves", 40), ("wind", 25)]
     static let tone = (id: "layer-bench-tone", hertz: 1000.0)
+    /// `mix` saved under this name, for Play(mix:).
+    static let savedMix = "layer bench mix"
     static let budget = (cpuRatio: 0.35, wakeupsPerCycle: 1.1, peakRSSMiB: 16.0, audibleMs: 300.0)
 
     struct Window: Codable, Sendable {
@@ -52,6 +57,7 @@ struct LayersBench {
         var setLayerToAudibleMs: [Double] = []
         var playOneReplyMs: [Double] = []
         var playMixReplyMs: [Double] = []
+        var playSavedMixReplyMs: [Double] = []
         var notes: [String] = []
     }
 
@@ -60,10 +66,12 @@ struct LayersBench {
     let daemonPath: String
     let seconds: Double
     let trials: Int
+    let playTrials: Int
 
     static func main(_ arguments: [String]) async -> Int32 {
         var seconds = 15.0
         var trials = 5
+        var playTrials = 15
         var daemon = Bench.defaultDaemonPath()
         var json: String?
         var i = 0
@@ -73,6 +81,7 @@ struct LayersBench {
             switch (argument, value) {
             case ("--seconds", let v?) where Double(v).map({ $0 > 0 }) == true: seconds = Double(v)!
             case ("--trials", let v?) where Int(v).map({ $0 > 0 }) == true: trials = Int(v)!
+            case ("--play-trials", let v?) where Int(v).map({ $0 >= 0 }) == true: playTrials = Int(v)!
             case ("--daemon", let v?): daemon = URL(fileURLWithPath: v).standardizedFileURL.path
             case ("--json", let v?): json = v
             case ("-h", _), ("--help", _):
@@ -89,7 +98,9 @@ struct LayersBench {
         guard let graph = Bench.startGraph() else { return 70 }
         defer { Cleanup.shared.run() }
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let bench = LayersBench(graph: graph, group: group, daemonPath: daemon, seconds: seconds, trials: trials)
+        let bench = LayersBench(
+            graph: graph, group: group, daemonPath: daemon, seconds: seconds, trials: trials,
+            playTrials: playTrials)
         let outcome: Swift.Result<Result, any Error>
         do { outcome = .success(try await bench.run()) } catch { outcome = .failure(error) }
         try? await group.shutdownGracefully()
@@ -241,23 +252,30 @@ struct LayersBench {
         return nil
     }
 
-    /// Play(soundscape) and Play(layers) from stopped, alternately, their replies.
+    /// Play(soundscape), Play(layers) and Play(mix: the three saved), from stopped, in turn: their replies.
     private func playReplyTrials(_ daemon: DaemonUnderTest, single: String, into result: inout Result) async throws {
-        for _ in 1...trials {
-            for mix in [false, true] {
+        guard playTrials > 0 else { return }
+        try await daemon.call("Play", Self.mixParameters)
+        try await daemon.call("SaveMix", ["name": .string(Self.savedMix)])
+        let plays: [(parameters: [String: JSONValue], replies: WritableKeyPath<Result, [Double]>)] = [
+            (["soundscape": .string(single)], \.playOneReplyMs), (Self.mixParameters, \.playMixReplyMs),
+            (["mix": .string(Self.savedMix)], \.playSavedMixReplyMs),
+        ]
+        for _ in 1...playTrials {
+            for play in plays {
                 try await daemon.call("Stop")
                 try await daemon.waitForState("stopped")
                 try await Task.sleep(for: .milliseconds(800))
                 let sent = monoNanos()
-                try await daemon.call("Play", mix ? Self.mixParameters : ["soundscape": .string(single)])
-                let ms = secondsBetween(sent, monoNanos()) * 1000
-                if mix { result.playMixReplyMs.append(ms) } else { result.playOneReplyMs.append(ms) }
+                try await daemon.call("Play", play.parameters)
+                result[keyPath: play.replies].append(secondsBetween(sent, monoNanos()) * 1000)
             }
         }
         log(
             String(
-                format: "Play replies, median: one %.1f ms, three layers %.1f ms", Self.median(result.playOneReplyMs),
-                Self.median(result.playMixReplyMs)))
+                format: "Play replies, median: one %.1f ms, three layers %.1f ms, saved mix %.1f ms",
+                Self.median(result.playOneReplyMs), Self.median(result.playMixReplyMs),
+                Self.median(result.playSavedMixReplyMs)))
     }
 
     static func overBudget(_ r: Result) -> [String] {
@@ -301,8 +319,10 @@ struct LayersBench {
         out += line("SetLayer reply", r.setLayerReplyMs)
         out += line("Play(soundscape) reply, from stopped", r.playOneReplyMs)
         out += line("Play(three layers) reply, from stopped", r.playMixReplyMs)
-        if !r.playOneReplyMs.isEmpty, !r.playMixReplyMs.isEmpty {
-            out += "Play(three layers) ÷ Play(soundscape), medians: \(f(median(r.playMixReplyMs) / median(r.playOneReplyMs)))×\n"
+        out += line("Play(mix: the three saved) reply, from stopped", r.playSavedMixReplyMs)
+        for (name, replies) in [("Play(three layers)", r.playMixReplyMs), ("Play(mix)", r.playSavedMixReplyMs)]
+        where !r.playOneReplyMs.isEmpty && !replies.isEmpty {
+            out += "\(name) ÷ Play(soundscape), medians: \(f(median(replies) / median(r.playOneReplyMs)))×\n"
         }
         r.notes.forEach { out += "note: \($0)\n" }
         return out
