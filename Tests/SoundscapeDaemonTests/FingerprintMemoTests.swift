@@ -101,4 +101,22 @@ struct FingerprintMemoTests {
         #expect(second.fingerprint == first.fingerprint)
         #expect(second.fingerprint == (try SoundscapeData(id: id, gain: 1, path: Self.rain)).fingerprint)
     }
+
+    @Test func aFileThisRunValidatedIsNotValidatedAgain() throws {
+        let cache = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: cache) }
+        let memo = FingerprintMemo(directory: cache.path)
+        let catalog = SoundscapeCatalog.scan(.init(builtin: PlayerHarness.builtinSoundscapes, extra: [], user: nil))
+        let first = try SoundscapeLoader.open(SoundscapeID("rain")!, in: catalog, fingerprints: memo).get()
+        let info = try Self.info(Self.rain)
+        #expect(memo.known(of: Self.rain, info) == SoundscapeData.Known(fingerprint: first.fingerprint, frames: first.frames))
+        // Kept in memory only: a new daemon validates each file once again.
+        #expect(FingerprintMemo(directory: cache.path).known(of: Self.rain, info)?.frames == nil)
+        var edited = info
+        edited.st_ctim.tv_nsec += 1
+        #expect(memo.known(of: Self.rain, edited) == nil, "a changed file is validated (and hashed) again")
+        // What the memo knows stands in for the walk over the pages and the Opus headers.
+        let trusted = try SoundscapeData(id: first.id, gain: 1, path: Self.rain) { _ in .init(fingerprint: 7, frames: 42) }
+        #expect((trusted.fingerprint, trusted.frames) == (7, 42))
+    }
 }

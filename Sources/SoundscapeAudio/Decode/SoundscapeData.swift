@@ -39,12 +39,27 @@ public final class SoundscapeData: @unchecked Sendable {
     /// The file's size when it was validated.
     let size: Int64
 
-    /// Opens and validates the file at `path`. `knownFingerprint` may name the
-    /// fingerprint of the file as `fstat` describes the open descriptor (a memo
-    /// kept by the caller); when it returns nil, the whole file is hashed.
+    /// What a memo kept by the caller knows of a file opened before, for the file
+    /// as `fstat` describes it now: its fingerprint, and its length in frames if
+    /// it was validated whole as it is.
+    public struct Known: Sendable, Equatable {
+        public var fingerprint: UInt64
+        public var frames: Int64?
+
+        public init(fingerprint: UInt64, frames: Int64? = nil) {
+            self.fingerprint = fingerprint
+            self.frames = frames
+        }
+    }
+
+    /// Opens and validates the file at `path`. `known` may say what a memo kept
+    /// by the caller knows of the file as `fstat` describes the open descriptor:
+    /// with nil, the whole file is hashed; with its frames too, it is not
+    /// validated again either (its pages walked, its Opus headers parsed: about
+    /// 0.3 ms for a built-in loop, each time a mix of them is played).
     public convenience init(
         id: SoundscapeID, gain: Float, path: String,
-        knownFingerprint: (stat) -> UInt64? = { _ in nil }
+        known: (stat) -> Known? = { _ in nil }
     ) throws(SoundscapeDecodeError) {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
@@ -54,7 +69,7 @@ public final class SoundscapeData: @unchecked Sendable {
                 reason: code == ENOENT
                     ? "the file \(path) is missing" : "cannot read \(path): \(String(cString: strerror(code)))")
         }
-        try self.init(id: id, gain: gain, taking: descriptor, path: path, knownFingerprint: knownFingerprint)
+        try self.init(id: id, gain: gain, taking: descriptor, path: path, known: known)
     }
 
     /// `contents` as if read from a file (an unlinked temporary one): for tests and tools.
@@ -75,10 +90,10 @@ public final class SoundscapeData: @unchecked Sendable {
     }
 
     /// Takes ownership of `descriptor`: kept if the file is a complete,
-    /// decodable Ogg Opus stream, closed if not.
-    private init(
+    /// decodable Ogg Opus stream (or `known` says it was, as it is), closed if not.
+    private convenience init(
         id: SoundscapeID, gain: Float, taking descriptor: Int32, path: String,
-        knownFingerprint: (stat) -> UInt64? = { _ in nil }
+        known: (stat) -> Known? = { _ in nil }
     ) throws(SoundscapeDecodeError) {
         func failure(_ reason: String) -> SoundscapeDecodeError {
             close(descriptor)
@@ -93,6 +108,11 @@ public final class SoundscapeData: @unchecked Sendable {
         }
         let size = Int64(info.st_size)
         guard size > 0 else { throw failure("the file is empty") }
+        let known = known(info)
+        if let known, let frames = known.frames {
+            self.init(id: id, gain: gain, frames: frames, descriptor: descriptor, size: size, fingerprint: known.fingerprint)
+            return
+        }
         if let problem = OggPageScan.truncation(
             size: Int(size),
             read: { offset, buffer in
@@ -111,12 +131,16 @@ public final class SoundscapeData: @unchecked Sendable {
         guard total > 0 else {
             throw failure(total < 0 ? OpusFileError.describe(Int32(total)) : "the stream holds no audio")
         }
-        guard let fingerprint = knownFingerprint(info) ?? Self.fnv1a(descriptor, size: size) else {
+        guard let fingerprint = known?.fingerprint ?? Self.fnv1a(descriptor, size: size) else {
             throw failure("cannot read \(path): \(String(cString: strerror(errno)))")
         }
+        self.init(id: id, gain: gain, frames: total, descriptor: descriptor, size: size, fingerprint: fingerprint)
+    }
+
+    private init(id: SoundscapeID, gain: Float, frames: Int64, descriptor: Int32, size: Int64, fingerprint: UInt64) {
         self.id = id
         self.gain = gain
-        self.frames = total
+        self.frames = frames
         self.descriptor = descriptor
         self.size = size
         self.fingerprint = fingerprint

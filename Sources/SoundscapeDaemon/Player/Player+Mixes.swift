@@ -15,14 +15,10 @@ extension Player {
 
     /// Plays `name`: the soundscape of that id, else the saved mix of that name
     /// (a soundscape's id wins: a mix cannot be saved under one, but a file of
-    /// that name may come later).
+    /// that name may come later). One trip to the worker decides and opens.
     public func play(named name: SoundscapeID) async throws(PlayerError) -> PlayerStatus {
-        do {
-            return try await play(mix: Mix(name))
-        } catch .noSuchSoundscape(name) {
-            guard let mix = savedMix(name.rawValue) else { throw .noSuchSoundscape(name) }
-            return try await play(mix: mix)
-        }
+        await untilRunning()
+        return try await play(Mix(name), unlessMissing: savedMix(name.rawValue))
     }
 
     /// Plays the saved mix `name`; the status's `mix` names it while it plays unchanged.

@@ -176,11 +176,18 @@ public actor Player {
     /// the start is confirmed by the graph or has visibly failed. Every layer is
     /// opened first: one that cannot be refuses the whole command.
     public func play(mix: Mix?) async throws(PlayerError) -> PlayerStatus {
+        try await play(mix, unlessMissing: nil)
+    }
+
+    /// `play(mix:)`; with `saved`, that instead if the mix's first soundscape is not
+    /// in the catalog (`play(named:)`), decided in the same trip to the worker.
+    func play(_ mix: Mix?, unlessMissing saved: Mix?) async throws(PlayerError) -> PlayerStatus {
         await untilRunning()
         await beginSessionCommand()
-        let target = mix ?? machine.desired.mix
+        var target = mix ?? machine.desired.mix
         do {
-            try await openLayers(target.soundscapes)
+            try await openLayers(target.soundscapes, unlessMissing: saved?.soundscapes)
+            if let saved, let first = target.soundscapes.first, catalog.entry(first) == nil { target = saved }
         } catch {
             endSessionCommand()
             throw error
@@ -240,25 +247,22 @@ public actor Player {
         return await answer(currentStatus())
     }
 
-    /// Opens each soundscape (off the event loop) and keeps it for the output;
-    /// the first that cannot be opened is the error, and news.
-    private func openLayers(_ ids: [SoundscapeID]) async throws(PlayerError) {
-        var opened: [SoundscapeData] = []
-        for id in ids {
-            let (catalog, result) = await loader.load(id)
-            self.catalog = catalog
-            switch result {
-            case .failure(.noSuchSoundscape(let id)):
-                throw .noSuchSoundscape(id)
-            case .failure(.decodeFailed(let error)):
-                // A refused command changes nothing but is still news.
-                hub.publish(type: .player, reason: .decodeError, message: error.description, status: currentStatus())
-                throw .decodeFailed(error)
-            case .success(let data):
-                opened.append(data)
-            }
+    /// Opens each soundscape (off the event loop, in one job) and keeps it for
+    /// the output; the first that cannot be opened is the error, and news. With
+    /// `fallback`: those instead when the first of `ids` is not in the catalog.
+    private func openLayers(_ ids: [SoundscapeID], unlessMissing fallback: [SoundscapeID]? = nil) async throws(PlayerError) {
+        let (catalog, result) = await loader.load(ids, unlessMissing: fallback)
+        self.catalog = catalog
+        switch result {
+        case .failure(.noSuchSoundscape(let id)):
+            throw .noSuchSoundscape(id)
+        case .failure(.decodeFailed(let error)):
+            // A refused command changes nothing but is still news.
+            hub.publish(type: .player, reason: .decodeError, message: error.description, status: currentStatus())
+            throw .decodeFailed(error)
+        case .success(let opened):
+            keepLoaded(opened)
         }
-        keepLoaded(opened)
     }
 
     public func setVolume(_ volume: Volume) async -> PlayerStatus {

@@ -9,7 +9,8 @@ import Synchronization
 /// thread. Opening one validates its Ogg pages and hashes it whole (the PCM
 /// cache's key): tens of milliseconds for a long user recording, which must
 /// never hold up the event loop that answers the control socket. The hash of a
-/// file opened before, and unchanged since, comes from `FingerprintMemo`.
+/// file opened before, and unchanged since, comes from `FingerprintMemo`, and
+/// so does its validation when this run did it. A mix's layers open in one job.
 ///
 /// A scan is redone only when a directory or manifest changed (`SoundscapeCatalog.Stamp`):
 /// listing 200 files again for every `list` would cost milliseconds of CPU each time.
@@ -59,9 +60,28 @@ final class SoundscapeLoader: Sendable {
 
     /// The catalog as it is now (the file may be new, or gone), and `id` opened.
     func load(_ id: SoundscapeID) async -> (catalog: SoundscapeCatalog, result: Result<SoundscapeData, Failure>) {
+        let (catalog, result) = await load([id])
+        return (catalog, result.map { $0[0] })
+    }
+
+    /// The catalog as it is now, and each of `ids` opened, in one trip to the
+    /// worker (one catalog check for the mix); the first that does not open is the failure.
+    /// With `unlessMissing`: those instead when the first of `ids` is not in the catalog.
+    func load(_ ids: [SoundscapeID], unlessMissing fallback: [SoundscapeID]? = nil) async -> (
+        catalog: SoundscapeCatalog, result: Result<[SoundscapeData], Failure>
+    ) {
         await worker.run { [self] in
             let catalog = current()
-            return (catalog, Self.open(id, in: catalog, fingerprints: fingerprints))
+            let missing = ids.first.map { catalog.entry($0) == nil } ?? false
+            let wanted = missing ? fallback ?? ids : ids
+            var opened: [SoundscapeData] = []
+            for id in wanted {
+                switch Self.open(id, in: catalog, fingerprints: fingerprints) {
+                case .success(let data): opened.append(data)
+                case .failure(let failure): return (catalog, .failure(failure))
+                }
+            }
+            return (catalog, .success(opened))
         }
     }
 
@@ -89,14 +109,19 @@ final class SoundscapeLoader: Sendable {
         fingerprints: FingerprintMemo? = nil
     ) -> Result<SoundscapeData, Failure> {
         guard let entry = catalog.entry(id) else { return .failure(.noSuchSoundscape(id)) }
-        do {
-            var hashed: stat?
+        do throws(SoundscapeDecodeError) {
+            var opened = stat()
+            var known: SoundscapeData.Known?
             let data = try SoundscapeData(id: entry.id, gain: entry.gain, path: entry.path) { info in
-                if let known = fingerprints?.fingerprint(of: entry.path, info) { return known }
-                hashed = info
-                return nil
+                opened = info
+                known = fingerprints?.known(of: entry.path, info)
+                return known
             }
-            if let hashed { fingerprints?.remember(data.fingerprint, of: entry.path, hashed) }
+            if known == nil { fingerprints?.remember(data.fingerprint, of: entry.path, opened) }
+            // Validated whole just now: the next open of the file unchanged need not be.
+            if known?.frames == nil {
+                fingerprints?.rememberValidated(data.frames, fingerprint: data.fingerprint, of: entry.path, opened)
+            }
             return .success(data)
         } catch {
             return .failure(.decodeFailed(error))
