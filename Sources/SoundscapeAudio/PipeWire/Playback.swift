@@ -29,6 +29,8 @@ final class Playback {
     private(set) var reportedStreaming = false
     /// A mix waiting for slots (crossfades under way hold them); the latest request wins.
     private var queuedMix: [LayerData]?
+    /// A mix started out of silence whose other layers are loaded once the graph runs the stream.
+    private var deferredMix: [LayerData]?
     /// Ends a fade-out the graph no longer runs cycles for.
     private var stopTimer: LoopTimer!
 
@@ -101,6 +103,7 @@ final class Playback {
     func stop() {
         intent = .fadingOut
         queuedMix = nil
+        deferredMix = nil
         let renderer = self.renderer
         runBlocking(on: dataLoop) { renderer.applyRunning(false) }
         if requestedActive && reportedStreaming {
@@ -180,14 +183,29 @@ final class Playback {
     /// soundscape never cross-fades into a copy of itself restarted from frame 0),
     /// a new one is loaded into a free slot and comes in, the rest go out. All
     /// in one command to the data thread, so they move together.
+    ///
+    /// Out of silence, only one layer is loaded before the stream is asked to
+    /// run (none if one is loaded already): the player answers Play once the
+    /// graph runs the stream, and loading a layer (its ring filled from the PCM
+    /// cache, about 0.25 ms) would hold that up for every layer of a mix. The
+    /// others are loaded the moment the stream runs (nearly always before its
+    /// first cycle; else they come in as a layer added to what plays does, a
+    /// cycle later); a layer that fails then is reported as one that fails at
+    /// any other time, with its reason.
     private func applyMix(_ layers: [LayerData]) {
-        let incoming = layers.filter { voices.targets[$0.data.id] == nil }
+        deferredMix = nil
+        var incoming = layers.filter { voices.targets[$0.data.id] == nil }
         guard voices.freeSlots(slotsInUse: renderer.slotsInUse).count >= incoming.count else {
             // Crossfades under way hold the slots; the latest request wins when one ends.
             queuedMix = layers
             return
         }
         queuedMix = nil
+        if !reportedStreaming {
+            let now = incoming.prefix(incoming.count == layers.count ? 1 : 0)
+            if now.count < incoming.count { deferredMix = layers }
+            incoming = Array(now)
+        }
         let wanted = Set(layers.map(\.data.id))
         let outgoing = voices.targets.filter { !wanted.contains($0.key) }.map(\.value)
         for (id, _) in voices.targets where !wanted.contains(id) { voices.dropTarget(id) }
@@ -247,6 +265,7 @@ final class Playback {
         guard streaming != reportedStreaming else { return }
         reportedStreaming = streaming
         events.yield(.streaming(streaming))
+        if streaming, intent == .playing, let deferred = deferredMix { applyMix(deferred) }
     }
 }
 
