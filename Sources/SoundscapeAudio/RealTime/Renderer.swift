@@ -333,15 +333,9 @@ public final class Renderer: @unchecked Sendable {
                 ring.consume(frames: frames) { source, run, offset in
                     let (left, right) = (output.left + offset, output.right + offset)
                     if copy {
-                        for frame in 0..<run {
-                            left[frame] = source[frame * 2] * gain
-                            right[frame] = source[frame * 2 + 1] * gain
-                        }
+                        planeMixCopy(source, frames: run, gain: gain, left: left, right: right)
                     } else {
-                        for frame in 0..<run {
-                            left[frame] += source[frame * 2] * gain
-                            right[frame] += source[frame * 2 + 1] * gain
-                        }
+                        planeMixAdd(source, frames: run, gain: gain, left: left, right: right)
                     }
                 }
             }
