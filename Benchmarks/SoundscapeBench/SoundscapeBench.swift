@@ -13,9 +13,10 @@ import Glibc
 @main
 struct SoundscapeBench {
     static func main() async {
-        // Modes of their own: tools for the scripts' checks (sink-sound, wav), the importer's figures (import),
-        // CI's budgets (memory, health-cost).
+        // Modes of their own: tools for the scripts' checks (sink-sound, wav), their private graph (graph),
+        // the importer's figures (import), CI's budgets (memory, health-cost).
         let arguments = Array(CommandLine.arguments.dropFirst())
+        if arguments.first == "graph" { exit(GraphMode.main(Array(arguments.dropFirst()))) }
         if arguments.first == "sink-sound" { exit(SinkSound.main(Array(arguments.dropFirst()))) }
         if arguments.first == "import" { exit(ImportBench.main(Array(arguments.dropFirst()))) }
         if arguments.first == "layers" { exit(await Task.detached { await LayersBench.main(Array(arguments.dropFirst())) }.value) }

@@ -44,7 +44,8 @@ public struct ProcessResult: Sendable, CustomStringConvertible {
 ///   cleared in the child (a test run from a non-interactive shell has SIGINT
 ///   ignored, which would otherwise be inherited);
 /// - descriptors other than 0/1/2 are closed in the child;
-/// - stdin is `/dev/null`; stdout/stderr go to a file, `/dev/null`, or are
+/// - stdin is `/dev/null`, or a pipe (`stdinPipe: true`) the caller writes
+///   lines into (`write(line:)`) and closes (`closeStdin()`); stdout/stderr go to a file, `/dev/null`, or are
 ///   captured through a pipe that a background thread drains continuously
 ///   (a chatty child never blocks);
 /// - captured stdout can be consumed line by line with `nextLine(timeout:)`
@@ -101,9 +102,11 @@ public final class ChildProcess: @unchecked Sendable {
     private let exitState: ExitState
     private let stdoutCollector: OutputCollector?
     private let stderrCollector: OutputCollector?
+    private let stdinWriter: StdinWriter?
 
     /// Starts `executable` (a path, or a name looked up in the `PATH` of
-    /// `environment` or of the test process). stdin is `/dev/null`.
+    /// `environment` or of the test process). stdin is `/dev/null`, or with
+    /// `stdinPipe` a pipe written with `write(line:)`.
     ///
     /// - Parameters:
     ///   - environment: complete environment for the child; `nil` inherits the test process's.
@@ -113,6 +116,7 @@ public final class ChildProcess: @unchecked Sendable {
         _ arguments: [String] = [],
         environment: [String: String]? = nil,
         currentDirectory: URL? = nil,
+        stdinPipe: Bool = false,
         stdout: Output = .capture,
         stderr: Output = .capture,
         name: String? = nil
@@ -120,7 +124,7 @@ public final class ChildProcess: @unchecked Sendable {
         let url = try ExternalTools.resolveExecutable(executable, environment: environment)
         return try ChildProcess(
             executableURL: url, arguments: arguments, environment: environment,
-            currentDirectory: currentDirectory, stdout: stdout, stderr: stderr,
+            currentDirectory: currentDirectory, stdinPipe: stdinPipe, stdout: stdout, stderr: stderr,
             name: name ?? url.lastPathComponent)
     }
 
@@ -129,6 +133,7 @@ public final class ChildProcess: @unchecked Sendable {
         arguments: [String],
         environment: [String: String]?,
         currentDirectory: URL?,
+        stdinPipe: Bool,
         stdout: Output,
         stderr: Output,
         name: String
@@ -170,7 +175,17 @@ public final class ChildProcess: @unchecked Sendable {
             }
         }
 
-        let stdinFD = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        let stdinFD: Int32
+        var stdinWriter: Int32?
+        if stdinPipe {
+            let pipe: (read: Int32, write: Int32)
+            do { pipe = try Spawn.pipe() } catch { throw HarnessError("\(error)") }
+            stdinFD = pipe.read
+            stdinWriter = pipe.write
+            fdsToCloseOnFailure.append(pipe.write)
+        } else {
+            stdinFD = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        }
         if stdinFD >= 0 { fdsToCloseAfterSpawn.append(stdinFD) }
         let out: (fd: Int32?, collector: OutputCollector?)
         let err: (fd: Int32?, collector: OutputCollector?)
@@ -199,6 +214,7 @@ public final class ChildProcess: @unchecked Sendable {
         self.startedAt = ContinuousClock.now
         self.stdoutCollector = out.collector
         self.stderrCollector = err.collector
+        self.stdinWriter = stdinWriter.map(StdinWriter.init)
 
         let reaper = Thread {
             var status: Int32 = 0
@@ -221,6 +237,7 @@ public final class ChildProcess: @unchecked Sendable {
     }
 
     deinit {
+        stdinWriter?.close()
         if isRunning {
             _ = kill(-pid, SIGKILL)
             _ = kill(pid, SIGKILL)
@@ -327,6 +344,17 @@ public final class ChildProcess: @unchecked Sendable {
         }
     }
 
+    // MARK: Input
+
+    /// Writes `line` and a newline to the child's stdin (started with `stdinPipe`).
+    public func write(line: String) throws {
+        guard let stdinWriter else { throw HarnessError("\(name) was started without a stdin pipe") }
+        try stdinWriter.write(line + "\n", to: name)
+    }
+
+    /// Closes the child's stdin (started with `stdinPipe`): it reads end-of-file.
+    public func closeStdin() { stdinWriter?.close() }
+
     // MARK: Short commands
 
     /// Runs a short command to completion, capturing stdout and stderr.
@@ -354,5 +382,41 @@ public final class ChildProcess: @unchecked Sendable {
         return ProcessResult(
             arguments: arguments, exitStatus: status, stdout: child.stdoutText,
             stderr: child.stderrText, duration: ContinuousClock.now - child.startedAt)
+    }
+}
+
+/// The write end of a child's stdin pipe.
+private final class StdinWriter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var fd: Int32
+
+    /// A write to a child that has gone must fail, not end the writer with SIGPIPE.
+    private static let ignoreSIGPIPE: Void = { _ = Glibc.signal(SIGPIPE, SIG_IGN) }()
+
+    init(_ fd: Int32) {
+        _ = Self.ignoreSIGPIPE
+        self.fd = fd
+    }
+
+    func write(_ text: String, to name: String) throws {
+        try lock.withLock {
+            guard fd >= 0 else { throw HarnessError("the stdin of \(name) is closed") }
+            var bytes = Array(text.utf8)[...]
+            while !bytes.isEmpty {
+                let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+                if written < 0 && errno == EINTR { continue }
+                guard written > 0 else {
+                    throw HarnessError("writing to the stdin of \(name): \(String(cString: strerror(errno)))")
+                }
+                bytes = bytes.dropFirst(written)
+            }
+        }
+    }
+
+    func close() {
+        lock.withLock {
+            if fd >= 0 { _ = Glibc.close(fd) }
+            fd = -1
+        }
     }
 }

@@ -55,8 +55,8 @@ extension PipeWireGraph {
         }
         let config = dir.appendingPathComponent("config")
         if isolateHardware {
-            // The same files as scripts/lib.sh's private graph, proven on 0.5 by scripts/check-wireplumber-05.
-            let noHardware = Self.noHardwareConfiguration
+            // Proven on 0.5 by scripts/check-wireplumber-05.
+            let noHardware = noHardwareConfiguration
             guard fm.fileExists(atPath: noHardware.path) else {
                 throw HarnessError("no \(noHardware.path): the graph cannot keep WirePlumber away from hardware")
             }
@@ -178,8 +178,8 @@ extension PipeWireGraph {
     }
 
     /// `scripts/no-hardware/wireplumber`: WirePlumber's user configuration in a
-    /// graph that must not touch real devices.
-    public static var noHardwareConfiguration: URL {
+    /// graph that must not touch real devices, in this checkout.
+    public static var checkoutNoHardwareConfiguration: URL {
         ProductLocator.packageRoot.appendingPathComponent("scripts/no-hardware/wireplumber", isDirectory: true)
     }
 
@@ -192,7 +192,7 @@ extension PipeWireGraph {
         throw HarnessError(
             """
             the test graph has \(devices.count) device(s): \(devices.map(\.description).joined(separator: ", ")); \
-            its WirePlumber did not keep away from hardware (is \(Self.noHardwareConfiguration.path) in its XDG_CONFIG_HOME?)
+            its WirePlumber did not keep away from hardware (is \(noHardwareConfiguration.path) in its XDG_CONFIG_HOME?)
             """)
     }
 

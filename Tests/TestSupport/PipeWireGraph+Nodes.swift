@@ -88,14 +88,21 @@ extension PipeWireGraph {
         return "\"\(escaped)\""
     }
 
-    /// Destroys every node named `name` and waits until none is left.
-    public func destroyNode(name: String, timeout: Duration = .seconds(5)) throws {
+    /// Destroys every node named `name` and waits until none is left. Returns when the
+    /// first was destroyed (its `pw-cli destroy` started), in seconds on CLOCK_MONOTONIC,
+    /// for a caller that times what follows (the soak's sink-loss, through
+    /// `soundscape-bench graph`): finding the node takes a `pw-dump` first.
+    @discardableResult
+    public func destroyNode(name: String, timeout: Duration = .seconds(5)) throws -> Double {
         let ids = try snapshot().nodes.filter { $0.name == name }.map(\.id)
         guard !ids.isEmpty else { throw HarnessError("destroyNode: no node named '\(name)'") }
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
         for id in ids {
             try run(["pw-cli", "destroy", String(id)]).requireSuccess()
         }
         try waitForNoNode(where: { $0.name == name }, timeout: timeout, description: "node '\(name)' to be destroyed")
+        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
     }
 
     /// Sets `default.configured.audio.sink` and waits until WirePlumber has

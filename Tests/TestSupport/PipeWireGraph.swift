@@ -51,6 +51,8 @@ public final class PipeWireGraph: @unchecked Sendable {
 
     public let startupTimeout: Duration
     public let isolateHardware: Bool
+    /// WirePlumber's configuration that keeps it away from hardware (`scripts/no-hardware/wireplumber`).
+    public let noHardwareConfiguration: URL
     public let extraPipeWireConfig: String?
 
     // The graph's state, read and written under `lock` only; not private, as the graph's
@@ -71,17 +73,21 @@ public final class PipeWireGraph: @unchecked Sendable {
     ///     (`markFailed()`, a throwing `withGraph` body, or a failed `start()`).
     ///   - startupTimeout: bound for each daemon to become ready.
     ///   - isolateHardware: disable WirePlumber's hardware monitors, and fail if the graph has a device.
+    ///   - noHardwareConfiguration: the configuration that does so (default: the checkout's
+    ///     `scripts/no-hardware/wireplumber`, `PipeWireGraph.checkoutNoHardwareConfiguration`).
     ///   - extraPipeWireConfig: written to `pipewire.conf.d/90-test.conf` in the
     ///     graph's `XDG_CONFIG_HOME` (e.g. `context.properties = { default.clock.quantum = 256 }`).
     public init(
         keepOnFailure: Bool = ProcessInfo.processInfo.environment[PipeWireGraph.keepDirectoriesVariable] == "1",
         startupTimeout: Duration = .seconds(10),
         isolateHardware: Bool = true,
+        noHardwareConfiguration: URL = PipeWireGraph.checkoutNoHardwareConfiguration,
         extraPipeWireConfig: String? = nil
     ) {
         self._keepOnFailure = keepOnFailure
         self.startupTimeout = startupTimeout
         self.isolateHardware = isolateHardware
+        self.noHardwareConfiguration = noHardwareConfiguration
         self.extraPipeWireConfig = extraPipeWireConfig
     }
 
@@ -177,7 +183,8 @@ public final class PipeWireGraph: @unchecked Sendable {
     /// XDG_RUNTIME_DIR = PIPEWIRE_RUNTIME_DIR = the graph dir, the graph's
     /// DBUS_SESSION_BUS_ADDRESS, isolated HOME / XDG_{CONFIG,STATE,DATA,CACHE}_HOME
     /// under the graph dir, LANG=C.UTF-8, the cleanup markers, and (if set)
-    /// LLVM_PROFILE_FILE / SWIFT_BACKTRACE / TMPDIR passed through.
+    /// LLVM_PROFILE_FILE / SWIFT_BACKTRACE / TMPDIR / PIPEWIRE_DEBUG / WIREPLUMBER_DEBUG
+    /// passed through.
     /// Nothing else is inherited from the test process.
     public var environment: [String: String] {
         let dir = directory.path
@@ -196,10 +203,22 @@ public final class PipeWireGraph: @unchecked Sendable {
             ProcessSweeper.ownerMarker: String(getpid()),
         ]
         let inherited = ProcessInfo.processInfo.environment
-        for key in ["LLVM_PROFILE_FILE", "SWIFT_BACKTRACE", "TMPDIR"] {
+        for key in ["LLVM_PROFILE_FILE", "SWIFT_BACKTRACE", "TMPDIR", "PIPEWIRE_DEBUG", "WIREPLUMBER_DEBUG"] {
             if let v = inherited[key] { env[key] = v }
         }
         return env
+    }
+
+    /// What a caller that keeps its own HOME and XDG homes needs to join this graph
+    /// (`soundscape-bench graph` prints it for the scripts): `XDG_RUNTIME_DIR` =
+    /// `PIPEWIRE_RUNTIME_DIR`, `DBUS_SESSION_BUS_ADDRESS` and the cleanup markers,
+    /// so that what it starts there is stopped with the graph.
+    public var sessionEnvironment: [String: String] {
+        let keys: Set = [
+            "XDG_RUNTIME_DIR", "PIPEWIRE_RUNTIME_DIR", "DBUS_SESSION_BUS_ADDRESS", ProcessSweeper.graphMarker,
+            ProcessSweeper.ownerMarker,
+        ]
+        return environment.filter { keys.contains($0.key) }
     }
 
     /// `environment` with extra variables merged in (extra wins).

@@ -1,0 +1,102 @@
+import Foundation
+import Testing
+import TestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The harness as the scripts use it: `soundscape-bench graph` (scripts/lib.sh's
+/// private graph and the soak's) and the systemd user manager (scripts/user-manager.sh).
+@Suite("The harness for the scripts", .serialized, .timeLimit(.minutes(1)))
+struct HarnessForScriptsTests {
+    @Test("soundscape-bench graph: the environment, then ready; sink, default, restart and stop answered in order")
+    func graphMode() throws {
+        try ExternalTools.require(ExternalTools.graphTools)
+        let bench = try ProductLocator.executable(named: "soundscape-bench")
+        let process = try ChildProcess.start(
+            bench.path, ["graph", "--sink", "speaker"], stdinPipe: true, stdout: .capture, stderr: .inherit,
+            name: "soundscape-bench-graph")
+        defer { process.killNow() }
+        var environment: [String: String] = [:]
+        while let line = process.nextLine(timeout: .seconds(20)), line != "ready" {
+            let parts = line.split(separator: "=", maxSplits: 1).map(String.init)
+            try #require(parts.count == 2, "not KEY=VALUE: \(line)")
+            environment[parts[0]] = parts[1]
+        }
+        let directory = try #require(environment["XDG_RUNTIME_DIR"], "no XDG_RUNTIME_DIR in \(environment)")
+        #expect(environment["DBUS_SESSION_BUS_ADDRESS"] == "unix:path=\(directory)/bus")
+        #expect(environment[ProcessSweeper.graphMarker] == directory)
+        #expect(environment["HOME"] == nil, "the caller keeps its own HOME")
+        #expect(FileManager.default.fileExists(atPath: "\(directory)/logs/wireplumber.log"))
+
+        func command(_ line: String) throws -> String {
+            try process.write(line: line)
+            return try #require(process.nextLine(timeout: .seconds(20)), "no answer to '\(line)'")
+        }
+        func sinks() throws -> [String] {
+            let result = try ChildProcess.run(["pw-dump"], environment: ["PATH": ExternalTools.searchPath].merging(environment) { $1 })
+            return try PipeWireGraph.Snapshot(pwDumpJSON: Data(result.requireSuccess().stdout.utf8)).sinks.compactMap(\.name).sorted()
+        }
+        #expect(try sinks() == ["speaker"])
+        #expect(try command("sink headset") == "ok")
+        #expect(try command("sink headset") == "ok", "a sink the graph has is not made twice")
+        #expect(try sinks() == ["headset", "speaker"])
+        #expect(try command("default headset") == "ok")
+        #expect(try command("status pipewire") == "ok running")
+        #expect(try command("kill pipewire KILL") == "ok")
+        #expect(try command("status pipewire") == "ok exited 137")
+        #expect(try command("restart") == "ok")
+        #expect(try sinks() == ["headset", "speaker"], "restart makes the sinks again")
+        let destroyed = try command("destroy headset")
+        #expect(destroyed.hasPrefix("ok ") && Double(destroyed.dropFirst(3)) != nil, "\(destroyed)")
+        #expect(try sinks() == ["speaker"])
+        #expect(try command("devices") == "ok")
+        #expect(try command("frobnicate").hasPrefix("error: unknown command 'frobnicate'"))
+        #expect(try command("stop") == "ok")
+        #expect(process.waitForExitStatus(timeout: .seconds(10)) == .exited(0))
+        #expect(!FileManager.default.fileExists(atPath: directory), "stop removes the graph's directory")
+        #expect(ProcessSweeper.processes(withEnvironment: ProcessSweeper.graphMarker, value: directory).isEmpty)
+    }
+
+    @Test("soundscape-bench graph stops everything at the end of its stdin")
+    func graphModeEndsWithStdin() throws {
+        let bench = try ProductLocator.executable(named: "soundscape-bench")
+        let process = try ChildProcess.start(
+            bench.path, ["graph"], stdinPipe: true, stdout: .capture, stderr: .inherit, name: "soundscape-bench-graph")
+        defer { process.killNow() }
+        let first = try #require(process.nextLine(timeout: .seconds(20)) { $0.hasPrefix("XDG_RUNTIME_DIR=") })
+        let directory = String(first.dropFirst("XDG_RUNTIME_DIR=".count))
+        #expect(process.nextLine(timeout: .seconds(20)) { $0 == "ready" } != nil)
+        #expect(!ProcessSweeper.processes(withEnvironment: ProcessSweeper.graphMarker, value: directory).isEmpty)
+        process.closeStdin()
+        #expect(process.waitForExitStatus(timeout: .seconds(10)) == .exited(0))
+        #expect(ProcessSweeper.processes(withEnvironment: ProcessSweeper.graphMarker, value: directory).isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: directory))
+    }
+
+    @Test(
+        "A systemd user manager runs a service with the graph's environment, and stops with it",
+        .enabled(if: getuid() == 0, "needs root (a mount namespace)"))
+    func userManager() throws {
+        // Where systemd booted, /run/systemd/system is the machine's own.
+        let booted = FileManager.default.fileExists(atPath: "/run/systemd/system")
+        try PipeWireGraph.withGraph { graph in
+            let manager = try graph.startUserManager()
+            defer { manager.stop() }
+            #expect(
+                FileManager.default.fileExists(atPath: "/run/systemd/system") == booted,
+                "/run/systemd/system stays in the manager's namespace")
+            let shown = try manager.systemctl("show-environment").requireSuccess().stdout
+            #expect(shown.contains("XDG_RUNTIME_DIR=\(graph.directory.path)\n"), "\(shown)")
+            try manager.run(["systemd-run", "--user", "--unit", "harness-probe", "sleep", "60"]).requireSuccess()
+            let active = try manager.systemctl("is-active", "harness-probe.service")
+            #expect(active.stdout == "active\n", "\(active)")
+            let main = try manager.systemctl("show", "-p", "MainPID", "--value", "harness-probe.service").stdout
+            let sleeper = try #require(Int32(main.trimmingCharacters(in: .whitespacesAndNewlines)), "MainPID: \(main)")
+            #expect(ProcessSweeper.isAlive(sleeper))
+            manager.stop()
+            #expect(!ProcessSweeper.isAlive(manager.pid))
+            try waitUntil(timeout: .seconds(5), "the manager's service to stop with it") { !ProcessSweeper.isAlive(sleeper) }
+        }
+    }
+}
