@@ -122,92 +122,81 @@ session_pipewire_running() {
         && timeout 3 pw-cli info 0 >/dev/null 2>&1
 }
 
-# Starts dbus-daemon, pipewire and wireplumber in a new private runtime
-# directory with one null sink ($1, default "soundscape-speaker"), and exports
-# XDG_RUNTIME_DIR / DBUS_SESSION_BUS_ADDRESS for it. Sets PRIVATE_GRAPH_DIR and
-# PRIVATE_GRAPH_PIDS; stop it with stop_private_pipewire.
+# The private graph: dbus-daemon, pipewire and wireplumber in a directory of their own,
+# kept away from hardware, as the Swift tests make it (TestSupport's PipeWireGraph, run
+# by `soundscape-bench graph` as a coproc; ensure_bench builds it). Its daemons have
+# HOME and XDG homes of their own in the graph's directory (a default sink chosen here
+# is not remembered in the caller's ~/.local/state); the caller keeps its own and
+# exports only what joins the graph: XDG_RUNTIME_DIR (= PRIVATE_GRAPH_DIR, which holds
+# the daemons' logs in logs/), PIPEWIRE_RUNTIME_DIR, DBUS_SESSION_BUS_ADDRESS and the
+# graph's cleanup markers (what is started with them is stopped with the graph), all
+# unset again by stop_private_pipewire.
+# The graph ignores the terminal's Ctrl-C (meant for the caller's daemon), and stops
+# with stop_private_pipewire, or when this shell ends (soundscape-bench sees its
+# parent go, or its stdin end).
 #
-# PipeWire and WirePlumber get a config and state home of their own in the
-# graph's directory: a default sink chosen here is not remembered in the
-# caller's ~/.local/state, and WirePlumber (0.4 or 0.5) reads scripts/no-hardware
-# as its configuration (0.4 takes its Lua, 0.5 its wireplumber.conf.d fragment),
-# so the graph never touches a sound card, Bluetooth or a camera; it fails if a
-# device shows up.
+#   start_private_pipewire [SINK [OPTION...]]
+#                                   the graph, with the null sink SINK (default
+#                                   soundscape-speaker); OPTIONs go to soundscape-bench graph
+#   create_null_sink NAME           another null sink (made again by restart_private_pipewire)
+#   set_default_sink NAME           NAME the default sink, once WirePlumber made it so
+#   restart_private_pipewire        pipewire and wireplumber restarted, as
+#                                   `systemctl --user restart pipewire` does; sinks made again
+#   require_no_devices              fails if the graph has a device (hardware it must not touch)
+#   graph_command COMMAND...        any of `soundscape-bench graph --help`'s commands; the
+#                                   answer's value in GRAPH_ANSWER (each fails, with the
+#                                   graph's message, when the command did)
+#   stop_private_pipewire
 start_private_pipewire() {
-    local sink=${1:-soundscape-speaker}
-    PRIVATE_GRAPH_DIR=$(mktemp -d /tmp/soundscaped-pipewire.XXXXXX)
-    chmod 700 "$PRIVATE_GRAPH_DIR"
-    export XDG_RUNTIME_DIR=$PRIVATE_GRAPH_DIR
-    unset PIPEWIRE_RUNTIME_DIR PIPEWIRE_REMOTE
-    export DBUS_SESSION_BUS_ADDRESS=unix:path=$PRIVATE_GRAPH_DIR/bus
-    mkdir -p "$PRIVATE_GRAPH_DIR/logs" "$PRIVATE_GRAPH_DIR/state"
-    mkdir -p "$PRIVATE_GRAPH_DIR/config"
-    cp -r "$ROOT/scripts/no-hardware/wireplumber" "$PRIVATE_GRAPH_DIR/config/"
-    PRIVATE_GRAPH_PIDS=()
-    PRIVATE_GRAPH_SINKS=()
-    # setsid: a Ctrl-C meant for soundscaped must not take the graph down under it.
-    setsid dbus-daemon --session --address="$DBUS_SESSION_BUS_ADDRESS" --nofork --nopidfile >"$PRIVATE_GRAPH_DIR/logs/dbus.log" 2>&1 &
-    PRIVATE_GRAPH_PIDS+=($!)
-    wait_for 5 "the private D-Bus" test -S "$PRIVATE_GRAPH_DIR/bus"
-    start_graph_servers
-    create_null_sink "$sink"
-    require_no_devices
-}
-
-# Starts pipewire, then wireplumber, with the graph's own config and state
-# homes, and waits until WirePlumber serves the "default" metadata.
-# PRIVATE_GRAPH_PIDS[1] and [2] are theirs.
-start_graph_servers() {
-    local env=(env XDG_CONFIG_HOME="$PRIVATE_GRAPH_DIR/config" XDG_STATE_HOME="$PRIVATE_GRAPH_DIR/state")
-    setsid "${env[@]}" pipewire >>"$PRIVATE_GRAPH_DIR/logs/pipewire.log" 2>&1 &
-    PRIVATE_GRAPH_PIDS[1]=$!
-    wait_for 5 "the private PipeWire" pw-cli info 0
-    setsid "${env[@]}" wireplumber >>"$PRIVATE_GRAPH_DIR/logs/wireplumber.log" 2>&1 &
-    PRIVATE_GRAPH_PIDS[2]=$!
-    wait_for 5 "WirePlumber" sh -c 'pw-cli ls Metadata | grep -q "metadata.name = \"default\""'
-}
-
-# create_null_sink NAME: a headless sink (a null sink that outlives pw-cli);
-# restart_private_pipewire makes it again.
-create_null_sink() {
-    local sink=$1
-    pw-cli create-node adapter "{ factory.name=support.null-audio-sink node.name=$sink node.description=\"$sink (headless)\" media.class=Audio/Sink object.linger=true audio.position=[FL FR] }" >/dev/null
-    wait_for 5 "the null sink $sink" sh -c "pw-cli ls Node | grep -q 'node.name = \"$sink\"'"
-    PRIVATE_GRAPH_SINKS+=("$sink")
-}
-
-# A restart of the audio server, as `systemctl --user restart pipewire` does
-# it: pipewire and wireplumber end (SIGTERM), start again, and the graph's
-# null sinks are made again. The D-Bus session stays.
-restart_private_pipewire() {
-    local pid sink sinks=("${PRIVATE_GRAPH_SINKS[@]}")
-    for pid in "${PRIVATE_GRAPH_PIDS[2]}" "${PRIVATE_GRAPH_PIDS[1]}"; do
-        kill -TERM "$pid" 2>/dev/null || true
-        wait "$pid" 2>/dev/null || true
+    local sink=${1:-soundscape-speaker} line
+    shift || true
+    ensure_bench
+    unset PIPEWIRE_REMOTE
+    PRIVATE_GRAPH_EXPORTS=()
+    coproc PRIVATE_GRAPH { exec "$SOUNDSCAPE_BENCH" graph --no-hardware "$ROOT/scripts/no-hardware/wireplumber" --sink "$sink" "$@"; }
+    # shellcheck disable=SC2153  # coproc sets PRIVATE_GRAPH_PID
+    PRIVATE_GRAPH_BENCH=$PRIVATE_GRAPH_PID
+    while :; do
+        read -r line <&"${PRIVATE_GRAPH[0]}" || die "the private graph did not start (soundscape-bench graph ended)"
+        case $line in
+            ready) break ;;
+            [A-Z]*=*) export "${line?}"; PRIVATE_GRAPH_EXPORTS+=("${line%%=*}") ;;
+            *) die "the private graph did not start: $line" ;;
+        esac
     done
-    start_graph_servers
-    PRIVATE_GRAPH_SINKS=()
-    for sink in "${sinks[@]}"; do create_null_sink "$sink"; done
-    require_no_devices
+    PRIVATE_GRAPH_DIR=$XDG_RUNTIME_DIR
 }
 
-# Fails (stopping the private graph) if the graph has a device: hardware a
-# session manager found, which a private graph must never touch.
-require_no_devices() {
-    local devices
-    devices=$(pw-cli ls Device) || die "pw-cli ls Device failed"
-    [ -z "$devices" ] && return 0
-    printf '%s\n' "$devices" >&2
-    stop_private_pipewire
-    die "the private PipeWire graph has a device (above): its WirePlumber did not keep away from hardware"
+graph_command() {
+    if [ -z "${PRIVATE_GRAPH_DIR:-}" ] || [ -z "${PRIVATE_GRAPH[1]:-}" ]; then
+        printf 'error: graph_command %s: no private graph runs\n' "$*" >&2; return 1
+    fi
+    printf '%s\n' "$*" >&"${PRIVATE_GRAPH[1]}"
+    local answer
+    if ! read -r answer <&"${PRIVATE_GRAPH[0]}"; then
+        printf "error: graph_command %s: the private graph's soundscape-bench ended\n" "$*" >&2; return 1
+    fi
+    case $answer in
+        ok) GRAPH_ANSWER= ;;
+        "ok "*) GRAPH_ANSWER=${answer#ok } ;;
+        *) printf 'error: graph_command %s: %s\n' "$*" "${answer#error: }" >&2; return 1 ;;
+    esac
 }
+
+create_null_sink() { graph_command sink "$1"; }
+set_default_sink() { graph_command default "$1"; }
+restart_private_pipewire() { graph_command restart; }
+require_no_devices() { graph_command devices; }
 
 stop_private_pipewire() {
     [ -n "${PRIVATE_GRAPH_DIR:-}" ] || return 0
-    for ((i=${#PRIVATE_GRAPH_PIDS[@]}-1; i>=0; i--)); do kill "${PRIVATE_GRAPH_PIDS[$i]}" 2>/dev/null || true; done
-    wait 2>/dev/null || true
-    rm -rf "$PRIVATE_GRAPH_DIR"
     PRIVATE_GRAPH_DIR=
+    if [ -n "${PRIVATE_GRAPH[1]:-}" ] && kill -0 "$PRIVATE_GRAPH_BENCH" 2>/dev/null; then
+        { printf 'stop\n' >&"${PRIVATE_GRAPH[1]}"; read -r _ <&"${PRIVATE_GRAPH[0]}"; } 2>/dev/null || true
+    fi
+    wait "$PRIVATE_GRAPH_BENCH" 2>/dev/null || true
+    # What joined the graph now joins nothing: a session started next is not shadowed by it.
+    unset "${PRIVATE_GRAPH_EXPORTS[@]}"
 }
 
 # wait_for SECONDS WHAT COMMAND...: polls COMMAND every 0.1 s until it succeeds.

@@ -7,11 +7,11 @@
 need_events
 say "A switch of the default sink is followed"
 mark=$(events_mark)
-pw-metadata 0 default.configured.audio.sink '{ "name": "headset" }' Spa:String:JSON >/dev/null
+set_default_sink headset
 await_event 10 "$mark" routeChanged route=headset cause=newDefault
 audible headset "On the new default"
 silent speaker || die "the old default still gets audio"
 mark=$(events_mark)
-pw-metadata 0 default.configured.audio.sink '{ "name": "speaker" }' Spa:String:JSON >/dev/null
+set_default_sink speaker
 await_event 10 "$mark" routeChanged route=speaker cause=newDefault
 audible speaker "Back on the first default"

@@ -8,7 +8,7 @@ need_events
 say "A restart of PipeWire and WirePlumber"
 mark=$(events_mark)
 restart_private_pipewire
-pw-metadata 0 default.configured.audio.sink '{ "name": "speaker" }' Spa:String:JSON >/dev/null
+set_default_sink speaker
 await_event 20 "$mark" resumed state=playing
 event_after "$mark" serverLost || die "the daemon did not notice PipeWire's restart"
 wait_for 10 "the daemon to play on speaker after the restart" playing_on speaker
