@@ -3,9 +3,8 @@
 private PipeWire graph, under random faults for MINUTES, measured at the sinks.
 
 Run through scripts/soak, which builds the release and sets up the environment
-(XDG_RUNTIME_DIR of a private graph started by scripts/lib.sh is NOT used: this
-script starts and restarts its own graph, since killing PipeWire is one of the
-faults). The parts, beside it in scripts/soak.d/: soak_graph.py (the graph and
+(this script starts its own graph, through soundscape-bench graph as
+scripts/lib.sh does, and kills and restarts its servers, one of the faults). The parts, beside it in scripts/soak.d/: soak_graph.py (the graph and
 the user manager), soak_faults.py (the faults), soak_measure.py (what is
 recorded while it runs), soak_report.py (the figures).
 
@@ -58,7 +57,7 @@ import time
 
 import soak_signer
 from soak_faults import KINDS, Storm
-from soak_graph import CTL, ROOT, RUNTIME, SINKS, WORK, Graph, UserManager, daemon_status, log, now, run, wait_for
+from soak_graph import CTL, ROOT, SINKS, WORK, Graph, UserManager, daemon_status, log, now, run, wait_for
 from soak_measure import EventFollower, Load, Lives, Recorder
 from soak_report import Analysis, verdict
 
@@ -70,8 +69,7 @@ BUNKER_PYTHON = os.environ.get("SOAK_BUNKER_PYTHON")
 
 def install_units(config):
     """The packaged units, run from the release build, with `config` as the config file."""
-    os.makedirs(RUNTIME, mode=0o700, exist_ok=True)
-    for path in ("home/.config/systemd/user", "home/.config/soundscaped"):
+    for path in ("home/.config/systemd/user", "home/.config/soundscaped", "logs"):
         os.makedirs(os.path.join(WORK, path), exist_ok=True)
     units = os.path.join(WORK, "home/.config/systemd/user")
     release_bin = os.environ["RELEASE_BIN"]
@@ -96,8 +94,7 @@ def main():
     bunker = soak_signer.Bunker(BUNKER_PYTHON) if BUNKER_PYTHON else None
     install_units(bunker.config() if bunker else example_signer_config())
     graph = Graph()
-    graph.start(first=True)
-    manager = UserManager()
+    manager = UserManager(graph)
     manager.systemctl("daemon-reload")
     manager.systemctl("start", "soundscaped.socket")
     run([CTL, "volume", "60"])

@@ -71,8 +71,7 @@ class Storm:
         # one within a second, makes WirePlumber 0.4.13 segfault about 5 s later: its bug,
         # not a fault worth soaking; `watch_wireplumber` would count it.)
         route = daemon_status().get("route") or self.current_default
-        fault["start"] = now()
-        self.graph.destroy_sink(route)
+        fault["start"] = self.graph.destroy_sink(route)
         fault["lifted"] = fault["start"]
         fault["sink"] = route
         threading.Thread(target=self.sink_return, args=(route,), daemon=True).start()
@@ -160,9 +159,9 @@ class Storm:
     def watch_wireplumber(self):
         """Not a fault the soak injects: WirePlumber itself crashing. It is restarted, as its
         user unit would be, and counted; the time until it is back is left out."""
-        if self.graph.wireplumber.poll() is None:
+        code = self.graph.wireplumber_exit()
+        if code is None:
             return
-        code = self.graph.wireplumber.returncode
         log(f"wireplumber exited ({code}); restarting it, as its user unit would")
         crash = {"type": "wireplumber-crash", "code": code, "start": now() - 0.5}
         try:

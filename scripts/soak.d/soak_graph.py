@@ -1,18 +1,19 @@
 """The soak's world: its environment, a private PipeWire graph it can kill and
-start again, and a real systemd user manager that runs the packaged units.
+start again, and a real systemd user manager that runs the packaged units (both
+TestSupport's, through `soundscape-bench graph`).
 Used by scripts/soak.d/soak.py (see there)."""
 import json
 import os
-import signal
+import shutil
 import subprocess
 import sys
+import threading
 import time
 
 # The checkout (this file is scripts/soak.d/soak_graph.py).
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RELEASE_BIN = os.environ["RELEASE_BIN"]
 WORK = os.environ["SOAK_DIR"]
-RUNTIME = os.path.join(WORK, "runtime")
 CTL = os.path.join(RELEASE_BIN, "soundscapectl")
 # `sink-sound`: what a sink carries (soundscape, cue or silence), for the bunker's figures.
 BENCH = os.path.join(RELEASE_BIN, "soundscape-bench")
@@ -45,19 +46,19 @@ def now():
     return time.monotonic()
 
 
+# The soak's environment: a home of its own; the graph's runtime directory and bus are
+# added once it runs (Graph).
 ENV = dict(os.environ)
 ENV.update({
-    "XDG_RUNTIME_DIR": RUNTIME,
     "HOME": os.path.join(WORK, "home"),
     "XDG_CONFIG_HOME": os.path.join(WORK, "home/.config"),
     "XDG_STATE_HOME": os.path.join(WORK, "home/.local/state"),
     "XDG_CACHE_HOME": os.path.join(WORK, "home/.cache"),
     "XDG_DATA_HOME": os.path.join(WORK, "home/.local/share"),
-    "DBUS_SESSION_BUS_ADDRESS": f"unix:path={RUNTIME}/bus",
 })
-ENV.pop("PIPEWIRE_RUNTIME_DIR", None)
-ENV.pop("PIPEWIRE_REMOTE", None)
-ENV.pop("SOUNDSCAPED_SOCKET", None)
+for variable in ("PIPEWIRE_RUNTIME_DIR", "PIPEWIRE_REMOTE", "SOUNDSCAPED_SOCKET", "XDG_RUNTIME_DIR",
+                 "DBUS_SESSION_BUS_ADDRESS"):
+    ENV.pop(variable, None)
 
 
 def run(args, check=True, timeout=10, **kwargs):
@@ -81,80 +82,96 @@ def daemon_status():
 
 
 class Graph:
-    """dbus-daemon, pipewire and wireplumber in RUNTIME, with the speaker, headset and phone sinks."""
+    """The tests' private graph (TestSupport's PipeWireGraph, kept away from hardware) with
+    the speaker, headset and phone sinks, driven through `soundscape-bench graph` (its
+    --help lists the commands), which also starts the user manager. Once it runs, ENV
+    joins it."""
 
     def __init__(self):
-        self.dbus = None
-        self.pipewire = None
-        self.wireplumber = None
-        self.logs = os.path.join(WORK, "logs")
-        os.makedirs(self.logs, exist_ok=True)
+        self.lock = threading.Lock()
+        self.process = subprocess.Popen(
+            [BENCH, "graph", "--no-hardware", os.path.join(ROOT, "scripts/no-hardware/wireplumber")]
+            + [word for sink in SINKS + ["phone"] for word in ("--sink", sink)],
+            env=ENV, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, start_new_session=True)
+        for line in self.process.stdout:
+            line = line.rstrip("\n")
+            if line == "ready":
+                break
+            key, equals, value = line.partition("=")
+            if not equals:
+                raise RuntimeError(f"the graph did not start: {line}")
+            ENV[key] = value
+        else:
+            raise RuntimeError("the graph did not start (soundscape-bench graph ended)")
+        self.directory = ENV["XDG_RUNTIME_DIR"]
+        self.set_default("speaker")
 
-    def spawn(self, name, args):
-        out = open(os.path.join(self.logs, f"{name}.log"), "a")
-        return subprocess.Popen(args, env=ENV, stdout=out, stderr=out, start_new_session=True)
+    def command(self, *words):
+        """One command; its answer's value ('' for a bare ok). Raises on an error."""
+        with self.lock:
+            self.process.stdin.write(" ".join(words) + "\n")
+            self.process.stdin.flush()
+            answer = self.process.stdout.readline().rstrip("\n")
+        if answer == "ok" or answer.startswith("ok "):
+            return answer[3:]
+        raise RuntimeError(f"graph {' '.join(words)}: {answer or 'soundscape-bench graph ended'}")
 
-    def start(self, first=False):
-        if first:
-            self.dbus = self.spawn("dbus", ["dbus-daemon", "--session", f"--address={ENV['DBUS_SESSION_BUS_ADDRESS']}",
-                                            "--nofork", "--nopidfile"])
-            wait_for("the private D-Bus", lambda: os.path.exists(f"{RUNTIME}/bus"))
-        self.pipewire = self.spawn("pipewire", ["pipewire"])
-        wait_for("pipewire", lambda: run(["pw-cli", "info", "0"], check=False, timeout=3).returncode == 0)
-        self.start_wireplumber()
+    def start(self):
+        """After kill9: the servers back, every sink there, speaker the default."""
+        self.command("restart")
         for sink in SINKS + ["phone"]:
             self.create_sink(sink)
         self.set_default("speaker")
 
-    def start_wireplumber(self):
-        self.wireplumber = self.spawn("wireplumber", ["wireplumber"])
-        wait_for("wireplumber's default metadata",
-                 lambda: 'metadata.name = "default"' in run(["pw-cli", "ls", "Metadata"], check=False, timeout=3).stdout)
-
     def create_sink(self, name):
-        run(["pw-cli", "create-node", "adapter",
-             f"{{ factory.name=support.null-audio-sink node.name={name} media.class=Audio/Sink "
-             f"object.linger=true audio.position=[FL FR] }}"])
-        wait_for(f"the sink {name}", lambda: f'node.name = "{name}"' in run(["pw-cli", "ls", "Node"], check=False, timeout=3).stdout)
+        self.command("sink", name)
 
     def destroy_sink(self, name):
-        run(["pw-cli", "destroy", name], check=False)
+        """When it was destroyed (time.monotonic()'s clock)."""
+        return float(self.command("destroy", name))
 
     def set_default(self, name):
-        run(["pw-metadata", "0", "default.configured.audio.sink", json.dumps({"name": name}), "Spa:String:JSON"], check=False)
+        self.command("default", name)
 
     def kill9(self):
-        for process in (self.wireplumber, self.pipewire):
-            try:
-                process.send_signal(signal.SIGKILL)
-                process.wait(timeout=5)
-            except Exception:
-                pass
+        self.command("kill", "wireplumber", "KILL")
+        self.command("kill", "pipewire", "KILL")
 
     def signal_pipewire(self, sig):
-        self.pipewire.send_signal(sig)
+        self.command("kill", "pipewire", sig.name)
+
+    def wireplumber_exit(self):
+        """None while wireplumber runs, else its exit code (128 + a signal)."""
+        status = self.command("status", "wireplumber")
+        return None if status == "running" else int(status.split()[-1])
+
+    def start_wireplumber(self):
+        self.command("restart", "wireplumber")
 
     def stop(self):
-        for process in (self.wireplumber, self.pipewire, self.dbus):
-            if process and process.poll() is None:
-                process.kill()
-                process.wait()
+        """Stops the graph, its logs kept in WORK/logs/graph (SOAK_KEEP keeps WORK)."""
+        shutil.copytree(os.path.join(self.directory, "logs"), os.path.join(WORK, "logs/graph"), dirs_exist_ok=True)
+        try:
+            self.command("stop")
+        except (RuntimeError, OSError):
+            pass
+        self.process.wait(timeout=30)
 
 
 class UserManager:
-    """A real systemd user manager in a private mount namespace (see scripts/user-manager.sh)."""
+    """A real systemd user manager (TestSupport's SystemdUserManager, started by the
+    graph's soundscape-bench) with ENV as its environment."""
 
-    def __init__(self):
-        os.makedirs("/run/systemd", exist_ok=True)
-        out = open(os.path.join(WORK, "logs/user-manager.log"), "a")
-        self.process = subprocess.Popen(
-            ["unshare", "-m", "--propagation", "private", "sh", "-c",
-             "mount -t tmpfs -o mode=0755 tmpfs /run/systemd && mkdir /run/systemd/system && exec /lib/systemd/systemd --user"],
-            env=ENV, stdout=out, stderr=out)
-        wait_for("the user manager", lambda: self.systemctl("show-environment", check=False).returncode == 0)
+    def __init__(self, graph):
+        self.graph = graph
+        environment = os.path.join(WORK, "user-manager.env")
+        with open(environment, "w") as out:
+            out.write("".join(f"{key}={value}\0" for key, value in ENV.items()))
+        self.pid = int(graph.command("user-manager", environment))
 
     def systemctl(self, *args, check=True):
-        return run(["nsenter", "-t", str(self.process.pid), "-m", "systemctl", "--user", *args], check=check)
+        return run(["nsenter", "-t", str(self.pid), "-m", "--root", "--wd", "--", "systemctl", "--user", *args],
+                   check=check)
 
     def daemon(self):
         """(MainPID, when systemd started that process on CLOCK_MONOTONIC), or (None, None)."""
@@ -169,8 +186,4 @@ class UserManager:
         return self.daemon()[0]
 
     def stop(self):
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
+        self.graph.command("stop-user-manager")
