@@ -34,7 +34,7 @@ struct Options: Codable, Sendable {
         usage: soundscape-bench [options]
                soundscape-bench sink-sound SINK [--window SECONDS] [--manifest PATH]
                soundscape-bench import [--minutes N] [--hour-minutes N] [--rounds N] [--json FILE] ...
-               soundscape-bench layers [--seconds N] [--trials N] [--daemon PATH] [--json FILE]
+               soundscape-bench layers [--seconds N] [--rounds N] [--trials N] [--play-trials N] [--daemon PATH] [--json FILE]
                soundscape-bench wav level FILE | soundscape-bench wav tone FILE
                soundscape-bench memory [--compare] [--fresh] [--daemon PATH] [BUDGET_KB]
                soundscape-bench health-cost [--daemon PATH] [BUDGET_MS]
