@@ -39,6 +39,11 @@ public final class PCMCache: Sendable {
     private let logger: Logger
     /// Paths being built right now, so a soundscape played twice builds once.
     private let building = Mutex<Set<String>>([])
+    /// Held by the build that runs: one at a time. A mix played for the first time
+    /// starts a build per layer, and each holds a decoder and a chunk buffer while
+    /// it runs; at once, three put the daemon's peak RSS over its 16 MiB budget
+    /// (docs/performance.md, "Layers"). The others wait on their idle threads.
+    private let oneBuildAtATime = Mutex<Void>(())
     /// How a build thread gives way; nil keeps the creating thread's policy.
     private let buildPolicy: WorkerThread.Policy?
 
@@ -111,7 +116,9 @@ public final class PCMCache: Sendable {
             _ = scs_set_thread_name(UInt(pthread_self()), "soundscaped-pcm")
             // In the daemon SCHED_IDLE: the build only ever uses CPU nothing else wants.
             if let buildPolicy { WorkerThread.setCallingThreadPolicy(buildPolicy) }
-            let outcome = makeRoom(for: size, soundscape: data.id).map { .failure($0) } ?? write(data, to: path)
+            let outcome = oneBuildAtATime.withLock { _ in
+                makeRoom(for: size, soundscape: data.id).map { .failure($0) } ?? write(data, to: path)
+            }
             building.withLock { _ = $0.remove(path) }
             switch outcome {
             case .success:
