@@ -25,8 +25,9 @@ import Varlink
 ///   the first 1024-frame window (hop 256) whose power at the tone's frequency
 ///   (Goertzel) is 10 dB over the most the mix put there before the call, timed at the
 ///   recorder's receipt of the window's last frame (so at most 21 ms late);
-/// - then N play trials (default 15): Play(soundscape), Play(layers) and Play(mix: a saved
-///   mix of the same three layers) from stopped, in turn: their replies, and each mix's
+/// - then N play trials (default 15): Play(soundscape), Play(layers), Play(mix: a saved
+///   mix of the same three layers) and Play(soundscape: that mix's name), which is what
+///   `soundscapectl play NAME` sends, from stopped, in turn: their replies, and each mix's
 ///   median over the soundscape's.
 ///
 /// Budgets (docs/performance.md, "Layers"): three layers ≤ 0.35× pw-play's CPU (the median
@@ -69,6 +70,7 @@ struct LayersBench {
         var playOneReplyMs: [Double] = []
         var playMixReplyMs: [Double] = []
         var playSavedMixReplyMs: [Double] = []
+        var playNamedMixReplyMs: [Double] = []
         var notes: [String] = []
     }
 
@@ -315,7 +317,8 @@ struct LayersBench {
         return nil
     }
 
-    /// Play(soundscape), Play(layers) and Play(mix: the three saved), from stopped, in turn: their replies.
+    /// Play(soundscape), Play(layers), Play(mix: the three saved) and Play(soundscape: their name), from
+    /// stopped, in turn: their replies.
     private func playReplyTrials(_ daemon: DaemonUnderTest, single: String, into result: inout Result) async throws {
         guard playTrials > 0 else { return }
         try await daemon.call("Play", Self.mixParameters)
@@ -323,6 +326,7 @@ struct LayersBench {
         let plays: [(parameters: [String: JSONValue], replies: WritableKeyPath<Result, [Double]>)] = [
             (["soundscape": .string(single)], \.playOneReplyMs), (Self.mixParameters, \.playMixReplyMs),
             (["mix": .string(Self.savedMix)], \.playSavedMixReplyMs),
+            (["soundscape": .string(Self.savedMix)], \.playNamedMixReplyMs),
         ]
         for _ in 1...playTrials {
             for play in plays {
@@ -386,7 +390,11 @@ struct LayersBench {
         out += line("Play(soundscape) reply, from stopped", r.playOneReplyMs)
         out += line("Play(three layers) reply, from stopped", r.playMixReplyMs)
         out += line("Play(mix: the three saved) reply, from stopped", r.playSavedMixReplyMs)
-        for (name, replies) in [("Play(three layers)", r.playMixReplyMs), ("Play(mix)", r.playSavedMixReplyMs)]
+        out += line("Play(soundscape: the saved mix's name) reply, from stopped", r.playNamedMixReplyMs)
+        for (name, replies) in [
+            ("Play(three layers)", r.playMixReplyMs), ("Play(mix)", r.playSavedMixReplyMs),
+            ("Play(soundscape: mix name)", r.playNamedMixReplyMs),
+        ]
         where !r.playOneReplyMs.isEmpty && !replies.isEmpty {
             out += "\(name) ÷ Play(soundscape), medians: \(f(median(replies) / median(r.playOneReplyMs)))×\n"
         }
