@@ -374,9 +374,21 @@ public final class Renderer: @unchecked Sendable {
         let length = settings.crossfadeFrames
         let levelStep = 1 / Float(settings.volumeRampFrames)
         var master = start
+        // A layer at its level, fully in, while others move: its own factor is one
+        // constant (sin of the curve's end is exactly 1), so only the master steps per frame.
+        let steady = slot.isSteady && slot.position == length
+        let factor = slot.gain * Volume.gain(forPosition: slot.level)
         let got = ring._withUnsafeGuaranteedRef { ring in
             ring.consume(frames: frames) { source, run, offset in
                 let (left, right) = (output.left + offset, output.right + offset)
+                if steady {
+                    for frame in 0..<run {
+                        let gain = master.step(settings) * factor
+                        left[frame] += source[frame * 2] * gain
+                        right[frame] += source[frame * 2 + 1] * gain
+                    }
+                    return
+                }
                 for frame in 0..<run {
                     let masterGain = master.step(settings)
                     let angle = Float(slot.position) / Float(length) * (Float.pi / 2)
