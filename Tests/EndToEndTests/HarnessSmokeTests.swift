@@ -93,6 +93,36 @@ struct HarnessSmokeTests {
         }
     }
 
+    @Test("setDefaultSink gets there when PipeWire no longer tells the metadata's listeners of changes")
+    func switchesDefaultSinkForDeafListeners() throws {
+        try PipeWireGraph.withGraph { graph in
+            try graph.createNullSink(name: "speaker")
+            try graph.waitForDefaultSink("speaker")
+            try graph.createNullSink(name: "headset")
+            let listener = try graph.spawn("pw-metadata", ["-m", "-n", "default"], name: "listener", stdout: .capture)
+            try #require(listener.nextLine(timeout: .seconds(5)) { $0.contains("key:'default.audio.sink'") } != nil)
+            // module-metadata never takes a binding that went away before the
+            // owner answered the server's ping off its count of bindings being
+            // set up, and while that count is not zero it tells settled
+            // listeners nothing. WirePlumber stopped, a reader binds and dies.
+            let wirePlumber = try #require(graph.process(.wireplumber))
+            wirePlumber.signal(SIGSTOP)
+            let reader = try graph.spawn("pw-metadata", ["-n", "default"], name: "reader", stdout: .capture)
+            try #require(reader.nextLine(timeout: .seconds(5)) { $0.hasPrefix("Found \"default\"") } != nil)
+            // The reader printed that line as it sent the binding; nothing
+            // tells when the server has taken it, so it is given a second.
+            Thread.sleep(forTimeInterval: 1)
+            reader.killNow()
+            wirePlumber.signal(SIGCONT)
+
+            try graph.setDefaultSink(name: "headset")
+            #expect(try graph.defaultSink() == "headset")
+            #expect(
+                listener.nextLine(timeout: .milliseconds(500)) { $0.contains("headset") } == nil,
+                "the listener heard the switch: the metadata did not go deaf, and setDefaultSink's reading anew went untried")
+        }
+    }
+
     @Test("PipeWire can be killed and restarted; WirePlumber comes back with it")
     func restartsPipeWire() throws {
         try PipeWireGraph.withGraph { graph in

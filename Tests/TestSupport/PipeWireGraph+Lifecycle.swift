@@ -165,14 +165,23 @@ extension PipeWireGraph {
     }
 
     /// True when a "default" metadata object owned by a client of `pid` exists.
-    /// (`pw-dump` hides metadata without entries, so `pw-cli ls` is used.)
+    ///
+    /// Read from the registry alone (`pw-cli ls`), which binds nothing: a
+    /// `pw-dump` binds the metadata, waits for WirePlumber to answer the
+    /// server's ping, and, killed by its timeout while WirePlumber is still
+    /// busy starting, would leave module-metadata forwarding no change to
+    /// anyone (see `setDefaultSink`). (`pw-dump` also hides metadata without
+    /// entries.)
     private func wirePlumberIsReady(pid: Int32) throws -> Bool {
-        let clientIDs = Set(try snapshot().clients(ofProcess: pid).map(\.id))
-        guard !clientIDs.isEmpty else { return false }
-        let listing = try run(["pw-cli", "ls", "Metadata"], timeout: .seconds(2))
+        let listing = try run(["pw-cli", "ls"], timeout: .seconds(5))
         guard listing.succeeded else { return false }
-        return Self.parsePwCliList(listing.stdout).contains { object in
-            object.props["metadata.name"] == "default"
+        let objects = Self.parsePwCliList(listing.stdout)
+        let clientIDs = Set(
+            objects.filter { $0.type.hasPrefix("PipeWire:Interface:Client/") && $0.props["pipewire.sec.pid"] == String(pid) }
+                .map(\.id))
+        return objects.contains { object in
+            object.type.hasPrefix("PipeWire:Interface:Metadata/")
+                && object.props["metadata.name"] == "default"
                 && object.props["client.id"].flatMap(Int.init).map(clientIDs.contains) == true
         }
     }

@@ -9,8 +9,14 @@ extension PipeWireGraph {
     // MARK: - Inspecting the graph
 
     /// One `pw-dump`, parsed.
+    ///
+    /// `pw-dump` binds every metadata, and each binding waits for its owner
+    /// (WirePlumber) to answer the server's ping. Killed while one waits, it
+    /// would leave module-metadata forwarding no change to anyone again (see
+    /// `setDefaultSink`), so its timeout is long enough for a WirePlumber
+    /// that is slow under load and is only for one that hangs.
     public func snapshot() throws -> Snapshot {
-        let result = try run(["pw-dump"], timeout: .seconds(5))
+        let result = try run(["pw-dump"], timeout: .seconds(30))
         guard result.succeeded else { throw HarnessError("pw-dump failed: \(result)") }
         return try Snapshot(pwDumpJSON: Data(result.stdout.utf8))
     }
@@ -125,36 +131,70 @@ extension PipeWireGraph {
     /// `remove_pending`), and from then on no settled client, the daemon under
     /// test included, hears a change again. Stopped as soon as it had printed
     /// the default (the sink was the default already), a monitor could do just
-    /// that. For the same reason nothing here reads the metadata anew while
-    /// WirePlumber may still switch the default: a reader being set up at that
-    /// moment would hide the switch from the daemon. The wait is as long as the
-    /// tests' wait for the daemon's own `routeChanged` (10 s): twice in CI runs
-    /// the monitor heard nothing of a write for 5 s, WirePlumber having just
-    /// started.
-    public func setDefaultSink(name: String, timeout: Duration = .seconds(10)) throws {
+    /// that.
+    ///
+    /// The monitor has still been seen to stay silent after a write, three
+    /// times in CI runs and each time with WirePlumber just started: not even
+    /// the write's own key came back. The likely cause was the harness's own:
+    /// waiting for WirePlumber, it ran `pw-dump` with a 5 s timeout, and one
+    /// killed while a busy WirePlumber had not yet answered is just such a
+    /// binding (the wait now reads the registry, and `snapshot` waits 30 s).
+    /// HarnessSmokeTests makes the metadata deaf that way. So when the monitor
+    /// has printed nothing for `quiet` since the write, the metadata is read anew, once WirePlumber has
+    /// had long enough to switch (a reader being set up while it switches
+    /// would hide the switch from the daemon): the default already being
+    /// `name` ends the wait, a configured sink that is not `name` (the write
+    /// was lost) is written again, and anything else waits on. A timeout says
+    /// what the monitor printed and what each reading found.
+    public func setDefaultSink(name: String, timeout: Duration = .seconds(10), quiet: Duration = .seconds(2)) throws {
         let monitor = try spawn("pw-metadata", ["-m", "-n", "default"], name: "pw-metadata-monitor", stdout: .capture)
+        let deadline = ContinuousClock.now + timeout
         var seen: [String] = []
-        /// The next `default.audio.sink` the monitor prints.
-        func nextDefault(until deadline: ContinuousClock.Instant) throws -> String? {
-            while let line = monitor.nextLine(timeout: max(.zero, deadline - ContinuousClock.now)) {
-                seen.append(line)
-                if line.contains("key:'default.audio.sink'") { return Self.metadataName(inMonitorLine: line) }
-            }
+        var readings: [String] = []
+        func failure() -> HarnessError {
             let sinks = (try? snapshot().sinks.compactMap(\.name)) ?? []
-            throw HarnessError(
+            return HarnessError(
                 """
                 Default sink did not become '\(name)' within \(formatSeconds(timeout)); sinks: \(sinks); \
-                pw-metadata -m printed: \(seen)
+                pw-metadata -m printed: \(seen); read anew: \(readings)
                 """)
         }
-        let deadline = ContinuousClock.now + timeout
+        /// The next line the monitor prints before `until`, or nil if none.
+        func nextLine(until: ContinuousClock.Instant) -> String? {
+            guard let line = monitor.nextLine(timeout: max(.zero, until - ContinuousClock.now)) else { return nil }
+            seen.append(line)
+            return line
+        }
+        func write() throws {
+            let value = "{ \"name\": \"\(name)\" }"
+            try run(["pw-metadata", "-n", "default", "0", "default.configured.audio.sink", value, "Spa:String:JSON"])
+                .requireSuccess()
+        }
         // Its first lines are the metadata as it is: the default sink is among them once a sink exists.
-        let current = try nextDefault(until: deadline)
-        let value = "{ \"name\": \"\(name)\" }"
-        try run(["pw-metadata", "-n", "default", "0", "default.configured.audio.sink", value, "Spa:String:JSON"])
-            .requireSuccess()
+        var current: String?
+        repeat {
+            guard let line = nextLine(until: deadline) else { throw failure() }
+            if line.contains("key:'default.audio.sink'") { current = Self.metadataName(inMonitorLine: line) ?? "" }
+        } while current == nil
+        try write()
         guard current != name else { return }
-        while try nextDefault(until: deadline) != name {}
+        while ContinuousClock.now < deadline {
+            let quietEnd = min(deadline, ContinuousClock.now + quiet)
+            var heard = false
+            while let line = nextLine(until: quietEnd) {
+                heard = true
+                if line.contains("key:'default.audio.sink'"), Self.metadataName(inMonitorLine: line) == name { return }
+            }
+            guard !heard, ContinuousClock.now < deadline else { continue }
+            let reading = try snapshot()
+            readings.append("default \(reading.defaultSink ?? "none"), configured \(reading.configuredDefaultSink ?? "none")")
+            FileHandle.standardError.write(
+                Data(
+                    "PipeWireGraph: pw-metadata -m printed nothing for \(formatSeconds(quiet)) after the write; read anew: \(readings.last!)\n".utf8))
+            if reading.defaultSink == name { return }
+            if reading.configuredDefaultSink != name { try write() }
+        }
+        throw failure()
     }
 
     /// The sink name in a `pw-metadata -m` line such as
