@@ -14,6 +14,16 @@
 #   start_user_manager            sets USER_MANAGER_PID
 #   in_user_manager CMD...        runs CMD in its namespace (systemctl --user …)
 #   stop_user_manager
+#
+# And, beside it, a regular user's own manager, as logind would start one (a cgroup
+# delegated to the user, a tmpfs of the user's on XDG_RUNTIME_DIR, inside its
+# namespace; SystemdUserManager's account). ENVFILE (`env -0` output) is all the
+# environment the manager and its commands get: PATH, HOME and XDG_RUNTIME_DIR at
+# least. Its log: $PRIVATE_GRAPH_DIR/logs/user-manager-USER.log.
+#
+#   start_account_manager USER ENVFILE    sets ACCOUNT_MANAGER_PID
+#   as_account CMD...                     runs CMD as USER in its namespace
+#   stop_account_manager
 
 start_user_manager() {
     [ -n "${PRIVATE_GRAPH_DIR:-}" ] || die "start_user_manager: start the private graph first (start_private_pipewire)"
@@ -33,4 +43,24 @@ stop_user_manager() {
     [ -n "${USER_MANAGER_PID:-}" ] || return 0
     USER_MANAGER_PID=
     [ -z "${PRIVATE_GRAPH_DIR:-}" ] || graph_command stop-user-manager || true
+}
+
+start_account_manager() {
+    [ -n "${PRIVATE_GRAPH_DIR:-}" ] || die "start_account_manager: start the private graph first (start_private_pipewire)"
+    graph_command user-manager "$2" "$1"
+    ACCOUNT_MANAGER_PID=$GRAPH_ANSWER ACCOUNT_MANAGER_USER=$1 ACCOUNT_MANAGER_ENV=$2
+}
+
+as_account() {
+    local environment=()
+    mapfile -d '' environment < "$ACCOUNT_MANAGER_ENV"
+    nsenter -t "$ACCOUNT_MANAGER_PID" -m --root --wd -- \
+        setpriv --reuid="$(id -u "$ACCOUNT_MANAGER_USER")" --regid="$(id -g "$ACCOUNT_MANAGER_USER")" --init-groups \
+        env -i "${environment[@]}" "$@"
+}
+
+stop_account_manager() {
+    [ -n "${ACCOUNT_MANAGER_PID:-}" ] || return 0
+    ACCOUNT_MANAGER_PID=
+    [ -z "${PRIVATE_GRAPH_DIR:-}" ] || graph_command stop-user-manager "$ACCOUNT_MANAGER_USER" || true
 }

@@ -29,9 +29,14 @@ import Glibc
 ///                            returns once it exited
 ///     status DAEMON          `ok running`, or `ok exited CODE` (128 + a signal)
 ///     devices                `ok` unless the graph has a device
-///     user-manager [ENVFILE] a systemd user manager started, its pid answered; its
-///                            environment is ENVFILE's (`env -0` output), else the graph's
-///     stop-user-manager      the user manager stopped
+///     user-manager [ENVFILE [USER]]
+///                            a systemd user manager started, its pid answered; its
+///                            environment is ENVFILE's (`env -0` output), else the graph's.
+///                            With USER, that regular user's own (SystemdUserManager's
+///                            account: a delegated cgroup, a tmpfs XDG_RUNTIME_DIR), one
+///                            beside the caller's
+///     stop-user-manager [USER]
+///                            that user manager stopped (without USER, the caller's)
 ///     stop                   everything stopped; the last answer
 ///
 /// `--with-hardware` leaves WirePlumber its own configuration, monitors and all, and
@@ -51,7 +56,7 @@ enum GraphMode {
         on stdin with `ok [VALUE]` or `error: MESSAGE`:
           sink NAME | destroy NAME | default NAME | restart [wireplumber]
           kill DAEMON SIGNAL | status DAEMON | devices
-          user-manager [ENVFILE] | stop-user-manager | stop
+          user-manager [ENVFILE [USER]] | stop-user-manager [USER] | stop
         (Benchmarks/SoundscapeBench/GraphMode.swift says what each does.)
         """
 
@@ -134,7 +139,8 @@ final class GraphSession: @unchecked Sendable {
     private let lock = NSLock()
     /// The sinks made, in order, for `restart` to make again.
     private var sinks: [String] = []
-    private var userManager: SystemdUserManager?
+    /// The user managers, by user name ("": the caller's).
+    private var userManagers: [String: SystemdUserManager] = [:]
 
     init(graph: PipeWireGraph) { self.graph = graph }
 
@@ -168,14 +174,18 @@ final class GraphSession: @unchecked Sendable {
                 return child.exitStatus.map { "ok exited \($0.code)" } ?? "ok running"
             case ("devices", 1):
                 try graph.requireNoDevices()
-            case ("user-manager", 1), ("user-manager", 2):
-                guard lock.withLock({ userManager }) == nil else { throw HarnessError("a user manager runs already") }
-                let environment = try words.count == 2 ? Self.environment(file: words[1]) : graph.environment
-                let manager = try graph.startUserManager(environment: environment)
-                lock.withLock { userManager = manager }
+            case ("user-manager", 1...3):
+                let user = words.count == 3 ? words[2] : ""
+                guard lock.withLock({ userManagers[user] }) == nil else {
+                    throw HarnessError(user.isEmpty ? "a user manager runs already" : "\(user)'s user manager runs already")
+                }
+                let environment = try words.count >= 2 ? Self.environment(file: words[1]) : graph.environment
+                let account = try user.isEmpty ? nil : SystemdUserManager.Account(name: user)
+                let manager = try graph.startUserManager(environment: environment, account: account)
+                lock.withLock { userManagers[user] = manager }
                 return "ok \(manager.pid)"
-            case ("stop-user-manager", 1):
-                stopUserManager()
+            case ("stop-user-manager", 1), ("stop-user-manager", 2):
+                stopUserManager(words.count == 2 ? words[1] : "")
             case ("stop", 1):
                 stop()
             default:
@@ -195,16 +205,14 @@ final class GraphSession: @unchecked Sendable {
         lock.withLock { if !sinks.contains(name) { sinks.append(name) } }
     }
 
-    func stopUserManager() {
-        lock.withLock { () -> SystemdUserManager? in
-            defer { userManager = nil }
-            return userManager
-        }?.stop()
+    /// `user`'s manager ("": the caller's) stopped, if it runs.
+    func stopUserManager(_ user: String) {
+        lock.withLock { userManagers.removeValue(forKey: user) }?.stop()
     }
 
-    /// The user manager, then the graph. Idempotent.
+    /// The user managers, then the graph. Idempotent.
     func stop() {
-        stopUserManager()
+        for user in lock.withLock({ Array(userManagers.keys) }) { stopUserManager(user) }
         graph.stop()
     }
 

@@ -99,4 +99,54 @@ struct HarnessForScriptsTests {
             try waitUntil(timeout: .seconds(5), "the manager's service to stop with it") { !ProcessSweeper.isAlive(sleeper) }
         }
     }
+
+    @Test(
+        "A regular user's systemd user manager runs as that user, in a cgroup delegated to it, with a runtime directory of its own",
+        .enabled(if: getuid() == 0, "needs root (a mount namespace, setpriv, cgroups)"))
+    func accountManager() throws {
+        let account = try SystemdUserManager.Account(name: "nobody")
+        // Reachable by the user: a directory of its own in /tmp, 0755.
+        let directory = URL(fileURLWithPath: "/tmp/soundscape-account-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        chmod(directory.path, 0o755)
+        let home = directory.appendingPathComponent("home").path
+        let runtime = directory.appendingPathComponent("runtime").path
+        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: false)
+        #expect(chown(home, account.uid, account.gid) == 0)
+        try PipeWireGraph.withGraph { graph in
+            let manager = try graph.startUserManager(
+                environment: [
+                    "PATH": "/usr/bin:/bin", "HOME": home, "XDG_RUNTIME_DIR": runtime,
+                    ProcessSweeper.graphMarker: graph.directory.path,
+                ],
+                account: account)
+            defer { manager.stop() }
+            let status = try String(contentsOfFile: "/proc/\(manager.pid)/status", encoding: .utf8)
+            #expect(status.contains("\nUid:\t\(account.uid)\t"), "the manager is not \(account.name)'s")
+            let cgroup = try String(contentsOfFile: "/proc/\(manager.pid)/cgroup", encoding: .utf8)
+            #expect(cgroup.contains("soundscape-harness-user-\(account.uid)"), "\(cgroup)")
+            #expect(try manager.run(["id", "-u"]).requireSuccess().stdout == "\(account.uid)\n", "run() is not the user")
+            let runtimeMode = try manager.run(["stat", "-c", "%u %a %T", "-f", runtime]).requireSuccess().stdout
+            #expect(runtimeMode.hasSuffix("tmpfs\n"), "XDG_RUNTIME_DIR is not a tmpfs in the manager's namespace: \(runtimeMode)")
+            let owner = try manager.run(["stat", "-c", "%u %a", runtime]).requireSuccess().stdout
+            #expect(owner == "\(account.uid) 700\n", "XDG_RUNTIME_DIR: \(owner)")
+            #expect(
+                (try? FileManager.default.contentsOfDirectory(atPath: runtime)) == [],
+                "the runtime directory's tmpfs stays in the manager's namespace")
+            let service = try manager.run(["systemd-run", "--user", "--wait", "--pipe", "-q", "id", "-u"])
+            #expect(service.stdout == "\(account.uid)\n", "a service of the manager: \(service)")
+            manager.stop()
+            #expect(!ProcessSweeper.isAlive(manager.pid))
+            let cgroups = cgroup.split(separator: "\n").compactMap { $0.split(separator: ":", maxSplits: 2).last }
+                .filter { $0.contains("soundscape-harness-user-") }
+            #expect(!cgroups.isEmpty)
+            for path in cgroups {
+                let roots = ["/sys/fs/cgroup", "/sys/fs/cgroup/unified", "/sys/fs/cgroup/systemd"]
+                #expect(
+                    !roots.contains { FileManager.default.fileExists(atPath: $0 + path) },
+                    "the manager's cgroup \(path) outlived it")
+            }
+        }
+    }
 }

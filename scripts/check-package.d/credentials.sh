@@ -4,7 +4,8 @@
 # regular user's manager runs them, and as root's does here.
 #
 # - A regular user's systemd user manager (a user made for the check, its own
-#   cgroup and a tmpfs runtime directory, as logind would give it): the daemon
+#   cgroup and a tmpfs runtime directory, as logind would give it; scripts/user-manager.sh's
+#   account manager, TestSupport's SystemdUserManager): the daemon
 #   gets $CREDENTIALS_DIRECTORY with the credential, and the signer (the tests'
 #   secrets-signer.py) finds it in a $CREDENTIALS_DIRECTORY of its own beside the
 #   control socket (0500, the file 0400, the same SHA-256), which is removed when
@@ -24,92 +25,68 @@ CRED_FIXTURE=$ROOT/Tests/EndToEndTests/Fixtures/signers/secrets-signer.py
 CRED_SECRET="unit-credential-$RANDOM$RANDOM"
 CRED_DIGEST="sha256:$(printf %s "$CRED_SECRET" | sha256sum | cut -c1-16)"
 
-# credentials_as_user: the check under a regular user's manager, in a subshell whose
-# EXIT trap takes away what it made (the manager, the user, its cgroups).
+# The check under a regular user's manager (scripts/user-manager.sh's account manager),
+# for a user made for it; TEARDOWN takes the user and its files away.
+CRED_USER=soundscaped-check
+CRED_DIR=$(mktemp -d)
+chmod 755 "$CRED_DIR"
+credentials_teardown() {
+    ! id "$CRED_USER" >/dev/null 2>&1 || userdel "$CRED_USER" 2>/dev/null || true
+    rm -rf "$CRED_DIR"
+}
+TEARDOWN+=(credentials_teardown)
+id "$CRED_USER" >/dev/null 2>&1 || useradd --system --no-create-home --home-dir "$CRED_DIR/home" --shell /usr/sbin/nologin "$CRED_USER"
+mkdir -p "$CRED_DIR/home/.config/soundscaped" "$CRED_DIR/home/.config/systemd/user/soundscaped.service.d" "$CRED_DIR/records"
+# Its own copy of the fixture: the checkout may not be readable by other users.
+cp "$CRED_FIXTURE" "$CRED_DIR/secrets-signer.py"
+chmod 644 "$CRED_DIR/secrets-signer.py"
+# No PipeWire or WirePlumber for it (soundscaped.service Wants= PipeWire): nothing here may
+# touch a sound device. The daemon runs without sound, and a session still runs its signer.
+for unit in pipewire.service pipewire.socket pipewire-pulse.service pipewire-pulse.socket wireplumber.service; do
+    ln -s /dev/null "$CRED_DIR/home/.config/systemd/user/$unit"
+done
+printf '%s' "$CRED_SECRET" > "$CRED_DIR/home/pass"
+chmod 600 "$CRED_DIR/home/pass"
+printf '[Service]\nLoadCredential=pass:%s\n' "$CRED_DIR/home/pass" \
+    > "$CRED_DIR/home/.config/systemd/user/soundscaped.service.d/credential.conf"
+printf '%s\n' "signer-command = /usr/bin/python3 $CRED_DIR/secrets-signer.py --credential pass" \
+    "signer-credential = pass" "signer-env = FIXTURE_DIR=$CRED_DIR/records" > "$CRED_DIR/home/.config/soundscaped/soundscaped.conf"
+chown -R "$CRED_USER:" "$CRED_DIR/home" "$CRED_DIR/records"
+need_session   # the graph, whose soundscape-bench starts the user's manager too
+env -i PATH=/usr/bin:/bin HOME="$CRED_DIR/home" XDG_RUNTIME_DIR="$CRED_DIR/runtime" \
+    SOUNDSCAPE_TEST_GRAPH="$SOUNDSCAPE_TEST_GRAPH" env -0 > "$CRED_DIR/manager.env"
+start_account_manager "$CRED_USER" "$CRED_DIR/manager.env" \
+    || die "$CRED_USER's user manager did not start: $(tail -5 "$PRIVATE_GRAPH_DIR/logs/user-manager-$CRED_USER.log")"
+CRED_MANAGER_LOG=$PRIVATE_GRAPH_DIR/logs/user-manager-$CRED_USER.log
+
+# credentials_as_user: the check itself, in a subshell (its die ends only it).
 credentials_as_user() (
     set -euo pipefail
-    local user=soundscaped-check dir cgroups=() manager='' uid gid runtime
-    dir=$(mktemp -d)
-    chmod 755 "$dir"
-    # shellcheck disable=SC2317  # run by the EXIT trap
-    credentials_cleanup() {
-        [ -z "$manager" ] || { kill "$manager" 2>/dev/null; wait "$manager" 2>/dev/null || true; }
-        local cgroup
-        for cgroup in "${cgroups[@]}"; do
-            # The manager's own cgroups go with it; then ours, deepest first.
-            find "$cgroup" -depth -type d -exec rmdir {} \; 2>/dev/null || true
-        done
-        id "$user" >/dev/null 2>&1 && userdel "$user" 2>/dev/null
-        rm -rf "$dir"
-    }
-    trap credentials_cleanup EXIT
-    id "$user" >/dev/null 2>&1 || useradd --system --no-create-home --home-dir "$dir/home" --shell /usr/sbin/nologin "$user"
-    uid=$(id -u "$user") gid=$(id -g "$user")
-    mkdir -p "$dir/home/.config/soundscaped" "$dir/home/.config/systemd/user/soundscaped.service.d" "$dir/records" "$dir/runtime"
-    # Its own copy of the fixture: the checkout may not be readable by other users.
-    cp "$CRED_FIXTURE" "$dir/secrets-signer.py"
-    chmod 644 "$dir/secrets-signer.py"
-    # No PipeWire or WirePlumber for it (soundscaped.service Wants= PipeWire): nothing here may
-    # touch a sound device. The daemon runs without sound, and a session still runs its signer.
-    local unit
-    for unit in pipewire.service pipewire.socket pipewire-pulse.service pipewire-pulse.socket wireplumber.service; do
-        ln -s /dev/null "$dir/home/.config/systemd/user/$unit"
-    done
-    printf '%s' "$CRED_SECRET" > "$dir/home/pass"
-    chmod 600 "$dir/home/pass"
-    printf '[Service]\nLoadCredential=pass:%s\n' "$dir/home/pass" \
-        > "$dir/home/.config/systemd/user/soundscaped.service.d/credential.conf"
-    printf '%s\n' "signer-command = /usr/bin/python3 $dir/secrets-signer.py --credential pass" \
-        "signer-credential = pass" "signer-env = FIXTURE_DIR=$dir/records" > "$dir/home/.config/soundscaped/soundscaped.conf"
-    chown -R "$user:" "$dir/home" "$dir/records" "$dir/runtime"
-    # A delegated cgroup, as systemd gives user@UID.service: the manager refuses to run without one.
-    if [ -d /sys/fs/cgroup/unified ]; then
-        cgroups=(/sys/fs/cgroup/unified/soundscaped-check /sys/fs/cgroup/systemd/soundscaped-check)
-    else
-        cgroups=(/sys/fs/cgroup/soundscaped-check)
-    fi
-    local cgroup
-    for cgroup in "${cgroups[@]}"; do mkdir -p "$cgroup"; chown -R "$user:" "$cgroup"; done
-    runtime=$dir/runtime
-    mkdir -p /run/systemd
-    # shellcheck disable=SC2016  # expanded by the inner sh
-    CGROUPS="${cgroups[*]}" USER_UID="$uid" USER_GID="$gid" RUNTIME="$runtime" HOME_DIR="$dir/home" \
-        unshare -m --propagation private sh -c '
-        for cgroup in $CGROUPS; do echo $$ > "$cgroup/cgroup.procs"; done
-        mount -t tmpfs -o mode=0755 tmpfs /run/systemd && mkdir /run/systemd/system
-        mount -t tmpfs -o "mode=0700,uid=$USER_UID,gid=$USER_GID" tmpfs "$RUNTIME"
-        exec setpriv --reuid="$USER_UID" --regid="$USER_GID" --init-groups \
-            env -i PATH=/usr/bin:/bin HOME="$HOME_DIR" XDG_RUNTIME_DIR="$RUNTIME" /lib/systemd/systemd --user' \
-        > "$dir/manager.log" 2>&1 < /dev/null &
-    manager=$!
-    as_user() {
-        nsenter -t "$manager" -m --root --wd -- setpriv --reuid="$uid" --regid="$gid" --init-groups \
-            env -i PATH=/usr/bin:/bin HOME="$dir/home" XDG_RUNTIME_DIR="$runtime" "$@"
-    }
-    wait_for 15 "$user's user manager to answer" as_user systemctl --user show-environment \
-        || die "$user's user manager did not start: $(tail -5 "$dir/manager.log")"
-    say "A regular user's manager: $(as_user systemctl --version | head -1)"
-    as_user systemctl --user start soundscaped.socket
-    as_user timeout 10 /usr/bin/soundscapectl play >/dev/null 2>&1 || true
-    signer_pid() { as_user /usr/bin/soundscapectl status --json | python3 -c 'import json, sys; print((json.load(sys.stdin)["signer"] or {}).get("pid") or "")'; }
-    wait_for 15 "the signer to record its credential" sh -c "ls '$dir/records' | grep -q '\\.secrets\$'" \
-        || die "the signer recorded nothing; daemon: $(as_user systemctl --user status soundscaped.service 2>&1 | tail -5)"
-    local record directory
-    record=$(cat "$dir/records/$(signer_pid).secrets")
+    local runtime=$CRED_DIR/runtime record directory
+    say "A regular user's manager: $(as_account systemctl --version | head -1)"
+    as_account systemctl --user start soundscaped.socket
+    as_account timeout 10 /usr/bin/soundscapectl play >/dev/null 2>&1 || true
+    signer_pid() { as_account /usr/bin/soundscapectl status --json | python3 -c 'import json, sys; print((json.load(sys.stdin)["signer"] or {}).get("pid") or "")'; }
+    wait_for 15 "the signer to record its credential" sh -c "ls '$CRED_DIR/records' | grep -q '\\.secrets\$'" \
+        || die "the signer recorded nothing; daemon: $(as_account systemctl --user status soundscaped.service 2>&1 | tail -5)"
+    record=$(cat "$CRED_DIR/records/$(signer_pid).secrets")
     grep -qx "credential pass $CRED_DIGEST mode 0400" <<< "$record" || die "the signer did not get the unit's credential: $record"
     directory=$(sed -n 's/^directory \(.*\) mode 0500$/\1/p' <<< "$record")
     [[ $directory == "$runtime/soundscaped/control.sock.signer-"*".credentials" ]] \
         || die "the signer's \$CREDENTIALS_DIRECTORY is not its own, 0500, beside the socket: $record"
-    as_user test -d "$directory" || die "the signer's credentials directory is not there while it runs"
+    as_account test -d "$directory" || die "the signer's credentials directory is not there while it runs"
     say "  the signer found the unit's credential (same SHA-256, 0400) in its own $directory (0500)"
-    as_user /usr/bin/soundscapectl stop >/dev/null
+    as_account /usr/bin/soundscapectl stop >/dev/null
     # shellcheck disable=SC2317  # run by wait_for
-    credentials_gone() { ! as_user test -e "$directory"; }
+    credentials_gone() { ! as_account test -e "$directory"; }
     wait_for 10 "the signer's credentials directory to be removed when it stopped" credentials_gone
-    ! as_user grep -rq "$CRED_SECRET" "$runtime/soundscaped" "$dir/manager.log" || die "the secret is somewhere it must not be"
-    as_user systemctl --user stop soundscaped.service soundscaped.socket
+    ! as_account grep -rq "$CRED_SECRET" "$runtime/soundscaped" || die "the secret is in the runtime directory"
+    ! grep -q "$CRED_SECRET" "$CRED_MANAGER_LOG" || die "the secret is in the user manager's log"
+    as_account systemctl --user stop soundscaped.service soundscaped.socket
 )
 credentials_as_user || die "signer-credential = pass under a regular user's manager failed"
+stop_account_manager
+credentials_teardown
 
 say "Root's user manager here: what systemd-run --user gives a unit's LoadCredential="
 need_playing
