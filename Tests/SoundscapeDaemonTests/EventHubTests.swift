@@ -85,13 +85,31 @@ extension EventHub.Subscription {
         #expect(first.map(\.event.status) == [Self.stopped])
     }
 
-    @Test func withoutAnyStatusThereIsNoSnapshot() async {
+    /// A client that subscribed while the daemon was still restoring its state (the
+    /// soak's events follower, reconnecting after a daemon-kill) still starts from a snapshot.
+    @Test func aSubscriberBeforeAnyStatusGetsItsSnapshotWithTheInitialStatus() async {
+        let hub = Self.hub(nil)
+        let subscription = hub.subscribe(queueLimit: 4)
+        hub.setInitialStatus(Self.stopped)
+        hub.publish(type: .player, reason: .started, message: nil, status: Self.playing)
+        let events = await subscription.take(2)
+        #expect(events.map(\.event.reason) == [.snapshot, .started])
+        #expect(events.map(\.event.seq) == [0, 1])
+        #expect(events.map(\.event.status) == [Self.stopped, Self.playing])
+    }
+
+    @Test func aSubscriberBeforeAnyStatusGetsASnapshotBeforeTheFirstEvent() async {
         let hub = Self.hub(nil)
         let subscription = hub.subscribe(queueLimit: 4)
         hub.publish(type: .player, reason: .started, message: nil, status: Self.playing)
-        let events = await subscription.take(1)
-        #expect(events.map(\.event.reason) == [.started])
-        #expect(events.map(\.event.seq) == [1])
+        hub.publish(type: .player, reason: .stopped, message: nil, status: Self.stopped)
+        let events = await subscription.take(3)
+        #expect(events.map(\.event.reason) == [.snapshot, .started, .stopped])
+        #expect(events.map(\.event.seq) == [0, 1, 2])
+        // Subscribed after the first status: one snapshot, not two.
+        let later = hub.subscribe(queueLimit: 4)
+        hub.publish(type: .player, reason: .started, message: nil, status: Self.playing)
+        #expect(await later.take(2).map(\.event.reason) == [.snapshot, .started])
     }
 
     @Test func setInitialStatusChangesTheSnapshotButNotSeq() async {

@@ -85,6 +85,7 @@ public final class EventHub: Sendable {
         status: PlayerStatus
     ) -> PublishedEvent {
         let (published, overflowed) = state.withLock { state in
+            if state.latest == nil { snapshotForWaiting(&state, status: status) }
             state.seq += 1
             state.latest = status
             state.lastReason = reason
@@ -108,10 +109,25 @@ public final class EventHub: Sendable {
 
     /// Sets the current status without an event (the player's state at start-up).
     public func setInitialStatus(_ status: PlayerStatus) {
-        state.withLock { $0.latest = status }
+        state.withLock { state in
+            if state.latest == nil { snapshotForWaiting(&state, status: status) }
+            state.latest = status
+        }
     }
 
-    /// Registers a subscriber whose first event is a snapshot of the current state.
+    /// The snapshot, `status` at the current seq, for every subscriber: called once,
+    /// when the first status comes, so they are the ones that subscribed before it
+    /// (a client that connected while the daemon was still restoring its state).
+    private func snapshotForWaiting(_ state: inout State, status: PlayerStatus) {
+        guard !state.subscribers.isEmpty else { return }
+        let snapshot = PlayerEvent(seq: state.seq, time: clock(), type: .player, reason: .snapshot, message: nil, status: status)
+        let published = PublishedEvent(event: snapshot, json: encode(snapshot))
+        // A new subscription's queue holds more than one event: nothing is dropped here.
+        for subscriber in state.subscribers.values { subscriber.continuation.yield(published) }
+    }
+
+    /// Registers a subscriber whose first event is a snapshot of the current state;
+    /// before the player has a state, the snapshot comes when it has one.
     /// `onOverflow` runs (on the publisher's task) the moment it is cut off, even
     /// while its consumer is stuck, so the moment can be logged.
     public func subscribe(queueLimit: Int, onOverflow: (@Sendable () -> Void)? = nil) -> Subscription {
