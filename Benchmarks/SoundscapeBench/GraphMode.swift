@@ -19,7 +19,8 @@ import Glibc
 /// stderr):
 ///
 ///     sink NAME              a null sink NAME, unless the graph has one
-///     destroy NAME           the node NAME destroyed; answers when, on CLOCK_MONOTONIC (s)
+///     destroy NAME           the node NAME destroyed (`pw-cli destroy` returned, not polled
+///                            until gone); answers when, on CLOCK_MONOTONIC (s)
 ///     default NAME           NAME made the default sink (returns once WirePlumber did)
 ///     restart                pipewire and wireplumber restarted, as `systemctl --user
 ///                            restart pipewire` does, and the sinks made again
@@ -151,7 +152,8 @@ final class GraphSession: @unchecked Sendable {
             case ("sink", 2):
                 try makeSink(words[1])
             case ("destroy", 2):
-                let destroyed = try graph.destroyNode(name: words[1])
+                // Not waited for: no reader polls the graph while the daemon recovers.
+                let destroyed = try graph.destroyNode(name: words[1], waitUntilGone: false)
                 lock.withLock { sinks.removeAll { $0 == words[1] } }
                 return "ok \(destroyed)"
             case ("default", 2):

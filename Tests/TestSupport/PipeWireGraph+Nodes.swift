@@ -98,8 +98,14 @@ extension PipeWireGraph {
     /// first was destroyed (its `pw-cli destroy` started), in seconds on CLOCK_MONOTONIC,
     /// for a caller that times what follows (the soak's sink-loss, through
     /// `soundscape-bench graph`): finding the node takes a `pw-dump` first.
+    ///
+    /// `waitUntilGone: false` returns once `pw-cli destroy` has: the soak times the
+    /// daemon's recovery from then on, and the wait polls `pw-dump`, a reader that
+    /// binds the default metadata. Bound at the moment WirePlumber switches the default
+    /// away from the lost sink, it hides that switch from the daemon under test (see
+    /// `setDefaultSink`), and so slowed the very recovery being measured.
     @discardableResult
-    public func destroyNode(name: String, timeout: Duration = .seconds(5)) throws -> Double {
+    public func destroyNode(name: String, timeout: Duration = .seconds(5), waitUntilGone: Bool = true) throws -> Double {
         let ids = try snapshot().nodes.filter { $0.name == name }.map(\.id)
         guard !ids.isEmpty else { throw HarnessError("destroyNode: no node named '\(name)'") }
         var now = timespec()
@@ -107,7 +113,9 @@ extension PipeWireGraph {
         for id in ids {
             try run(["pw-cli", "destroy", String(id)]).requireSuccess()
         }
-        try waitForNoNode(where: { $0.name == name }, timeout: timeout, description: "node '\(name)' to be destroyed")
+        if waitUntilGone {
+            try waitForNoNode(where: { $0.name == name }, timeout: timeout, description: "node '\(name)' to be destroyed")
+        }
         return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
     }
 
