@@ -147,7 +147,12 @@ let package = Package(
             path: "Fuzz/SoundscapeFuzz"),
 
         .executableTarget(
-            name: "soundscape-bench", dependencies: ["TestSupport", "Varlink", "SoundscapeSystem", .product(name: "NIOPosix", package: "swift-nio")],
+            name: "soundscape-bench",
+            dependencies: [
+                "TestSupport", "Varlink", "SoundscapeSystem",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
             path: "Benchmarks/SoundscapeBench"),
 
         // MARK: Tests

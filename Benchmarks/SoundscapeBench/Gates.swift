@@ -1,3 +1,4 @@
+import ArgumentParser
 import Foundation
 import NIOCore
 import NIOPosix
@@ -10,7 +11,7 @@ import TestSupport
 ///
 /// Each starts a private PipeWire graph with a null sink, runs the release daemon in it
 /// (`--daemon`, default the soundscaped beside this executable), prints what it measured
-/// with the budget, and exits 1 when the figure is over it (2 on a usage error, 70 when
+/// with the budget, and exits 1 when the figure is over it (64 on a usage error, 70 when
 /// the measurement itself failed).
 ///
 /// memory: the daemon plays the default soundscape from a fresh state and cache, five
@@ -28,61 +29,76 @@ import TestSupport
 /// signer and no check, then one checked every 0.05 s for 160 checks; the CPU off the
 /// data thread (schedstat) beyond the unchecked daemon's, per check answered
 /// (docs/performance.md, "The keep-alive as a whole": under 1 ms).
-enum Gate: String {
-    case memory
-    case healthCost = "health-cost"
+struct MemoryCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "memory",
+        abstract: "CI's memory budget: the release daemon's peak RSS while it plays.",
+        discussion: "Exits 1 over the budget, 70 when the measurement failed (Gates.swift says what it measures).",
+        helpNames: BenchArguments.helpNames)
 
-    var usage: String {
-        switch self {
-        case .memory: "usage: soundscape-bench memory [--compare] [--fresh] [--daemon PATH] [BUDGET_KB]"
-        case .healthCost: "usage: soundscape-bench health-cost [--daemon PATH] [BUDGET_MS]"
-        }
+    @Flag(help: "Also the same link without the code layout (BIN/layout/soundscaped-unordered): what the layout saves.")
+    var compare = false
+    @Flag(help: "Also the link with a layout from a fresh profile (BIN/layout/fresh/soundscaped): what the committed profile costs.")
+    var fresh = false
+    @OptionGroup var daemon: DaemonOption
+    @Argument(help: ArgumentHelp("The budget, kB.", valueName: "budget-kb")) var budget = 16384.0
+
+    func validate() throws { try Gate.requireBudget(budget) }
+
+    func run() async throws {
+        let (daemon, budget, compare, fresh) = (self.daemon.path, self.budget, self.compare, self.fresh)
+        throw ExitCode(
+            await Gate.run { graph, group in
+                try await MemoryGate(graph: graph, group: group, daemon: daemon).run(budgetKB: Int(budget), compare: compare, fresh: fresh)
+            })
+    }
+}
+
+struct HealthCostCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "health-cost",
+        abstract: "CI's health-check budget: the built-in HTTP health check's CPU per check.",
+        discussion: "Exits 1 over the budget, 70 when the measurement failed (Gates.swift says what it measures).",
+        helpNames: BenchArguments.helpNames)
+
+    @OptionGroup var daemon: DaemonOption
+    @Argument(help: ArgumentHelp("The budget, ms.", valueName: "budget-ms")) var budget = 1.0
+
+    func validate() throws { try Gate.requireBudget(budget) }
+
+    func run() async throws {
+        let (daemon, budget) = (self.daemon.path, self.budget)
+        throw ExitCode(
+            await Gate.run { graph, group in
+                try await HealthCostGate(graph: graph, group: group, daemon: daemon).run(budgetMs: budget)
+            })
+    }
+}
+
+enum Gate {
+    static func requireBudget(_ budget: Double) throws {
+        guard budget.isFinite, budget > 0 else { throw ValidationError("the budget must be a number > 0, not \(budget)") }
     }
 
-    func run(_ arguments: [String]) async -> Int32 {
-        var flags: Set<String> = []
-        var daemon = Bench.defaultDaemonPath()
-        var budget: Double?
-        var i = 0
-        let known: Set<String> = self == .memory ? ["--compare", "--fresh"] : []
-        while i < arguments.count {
-            let argument = arguments[i]
-            if argument == "--daemon", i + 1 < arguments.count {
-                daemon = URL(fileURLWithPath: arguments[i + 1]).standardizedFileURL.path
-                i += 1
-            } else if known.contains(argument) {
-                flags.insert(argument)
-            } else if argument == "-h" || argument == "--help" {
-                print(usage)
-                return 0
-            } else if budget == nil, let value = Double(argument), value > 0 {
-                budget = value
-            } else {
-                FileHandle.standardError.write(Data("\(usage)\n".utf8))
-                return 2
-            }
-            i += 1
-        }
-        let signals = Bench.installSignalHandlers()
-        defer { signals.forEach { $0.cancel() } }
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let status = await measure(budget: budget, flags: flags, daemon: daemon, group: group)
-        try? await group.shutdownGracefully()
-        return status
+    /// A gate, run off the main actor like the other measuring modes, on a private graph of its
+    /// own: 0 within the budget; 1 over it, or when the daemon logged an error; 70 when the
+    /// measurement failed.
+    static func run(_ measure: @escaping @Sendable (PipeWireGraph, any EventLoopGroup) async throws -> Bool) async -> Int32 {
+        await Task.detached {
+            let signals = Bench.installSignalHandlers()
+            defer { signals.forEach { $0.cancel() } }
+            let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+            let status = await outcome(group: group, measure)
+            try? await group.shutdownGracefully()
+            return status
+        }.value
     }
 
-    private func measure(budget: Double?, flags: Set<String>, daemon: String, group: any EventLoopGroup) async -> Int32 {
+    private static func outcome(group: any EventLoopGroup, _ measure: (PipeWireGraph, any EventLoopGroup) async throws -> Bool) async -> Int32 {
         guard let graph = Bench.startGraph() else { return 70 }
         defer { Cleanup.shared.run() }
         do {
-            let passed: Bool
-            switch self {
-            case .memory:
-                passed = try await MemoryGate(graph: graph, group: group, daemon: daemon).run(
-                    budgetKB: Int(budget ?? 16384), compare: flags.contains("--compare"), fresh: flags.contains("--fresh"))
-            case .healthCost:
-                passed = try await HealthCostGate(graph: graph, group: group, daemon: daemon).run(budgetMs: budget ?? 1)
-            }
+            let passed = try await measure(graph, group)
             let errors = DaemonUnderTest.loggedErrors(in: graph)
             if !errors.isEmpty {
                 log("error: soundscaped logged errors:\n" + errors.joined(separator: "\n"))

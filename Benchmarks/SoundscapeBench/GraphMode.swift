@@ -1,3 +1,4 @@
+import ArgumentParser
 import Dispatch
 import Foundation
 import TestSupport
@@ -49,42 +50,37 @@ import Glibc
 /// is then another's child. The graph's watchdog stops everything if this process is
 /// killed. SIGINT is ignored: a Ctrl-C in the caller's terminal is for
 /// the caller (scripts/run's daemon must not lose its graph under it).
-enum GraphMode {
-    static let usage = "usage: soundscape-bench graph [--sink NAME]... [--no-hardware DIR | --with-hardware]"
-    static let help = """
-        \(usage)
-        Prints KEY=VALUE lines to export, then `ready`; then answers one command a line
-        on stdin with `ok [VALUE]` or `error: MESSAGE`:
-          sink NAME | destroy NAME | default NAME | restart [wireplumber]
-          kill DAEMON SIGNAL | status DAEMON | devices
-          user-manager [ENVFILE [USER]] | stop-user-manager [USER] | stop
-        (Benchmarks/SoundscapeBench/GraphMode.swift says what each does.)
-        """
+struct GraphCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "graph",
+        abstract: "The tests' private PipeWire graph and systemd user manager, for the scripts.",
+        discussion: """
+            Prints KEY=VALUE lines to export, then `ready`; then answers one command a line
+            on stdin with `ok [VALUE]` or `error: MESSAGE`:
+              sink NAME | destroy NAME | default NAME | restart [wireplumber]
+              kill DAEMON SIGNAL | status DAEMON | devices
+              user-manager [ENVFILE [USER]] | stop-user-manager [USER] | stop
+            (Benchmarks/SoundscapeBench/GraphMode.swift says what each does.)
+            """,
+        helpNames: BenchArguments.helpNames)
 
-    static func main(_ arguments: [String]) -> Int32 {
-        var sinks: [String] = []
-        var noHardware = PipeWireGraph.checkoutNoHardwareConfiguration
-        var isolateHardware = true
-        var i = 0
-        while i < arguments.count {
-            switch arguments[i] {
-            case "--sink" where i + 1 < arguments.count:
-                sinks.append(arguments[i + 1])
-                i += 1
-            case "--no-hardware" where i + 1 < arguments.count:
-                noHardware = URL(fileURLWithPath: arguments[i + 1], isDirectory: true)
-                i += 1
-            case "--with-hardware":
-                isolateHardware = false
-            case "-h", "--help":
-                print(help)
-                return 0
-            default:
-                FileHandle.standardError.write(Data("\(usage)\n".utf8))
-                return 64
-            }
-            i += 1
-        }
+    @Option(name: .customLong("sink"), help: ArgumentHelp("A null sink NAME, made once the graph runs (repeatable).", valueName: "name"))
+    var sinks: [String] = []
+    @Option(
+        help: ArgumentHelp("WirePlumber's configuration that keeps it away from hardware (default: the checkout's).", valueName: "dir"),
+        completion: .directory)
+    var noHardware: String?
+    @Flag(help: "Leave WirePlumber its own configuration, monitors and all, and do not fail on a device.")
+    var withHardware = false
+
+    func run() throws {
+        let hardware = self.noHardware.map { URL(fileURLWithPath: $0, isDirectory: true) } ?? PipeWireGraph.checkoutNoHardwareConfiguration
+        throw ExitCode(GraphMode.main(sinks: sinks, noHardware: hardware, isolateHardware: !withHardware))
+    }
+}
+
+enum GraphMode {
+    static func main(sinks: [String], noHardware: URL, isolateHardware: Bool) -> Int32 {
         _ = signal(SIGINT, SIG_IGN)
         _ = signal(SIGPIPE, SIG_IGN)
 

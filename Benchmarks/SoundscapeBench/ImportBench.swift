@@ -1,3 +1,4 @@
+import ArgumentParser
 import Foundation
 import SoundscapeSystem
 import TestSupport
@@ -13,6 +14,64 @@ import Glibc
 /// a faded tail: what `import` trims and loops), 44.1 kHz stereo, then encoded with sox
 /// (FLAC, Ogg Vorbis), opusenc and lame (192 kbit/s). The budget (issue 38): a 4-minute
 /// 44.1 kHz MP3 in at most 5 s on a 2-core machine; an hour with a peak RSS under 64 MiB.
+struct ImportCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "import",
+        abstract: "`soundscapectl import` per format beside ffmpeg's decode and Opus encode, and an hour's peak RSS.",
+        discussion: """
+            Times `soundscapectl import` of one recording in each format against ffmpeg's plain \
+            decode and Opus encode of the same file (96 kbit/s, as import writes), alternating, \
+            and measures the peak RSS of importing an hour. Build both in release first:
+              swift build -c release --product soundscapectl && swift build -c release --product soundscape-bench
+            """,
+        helpNames: BenchArguments.helpNames)
+
+    static let defaults = ImportBench.Arguments()
+
+    @Option(help: "The recording's length, min (at least 0.1).") var minutes = ImportCommand.defaults.minutes
+    @Option(help: "The long recording (MP3) for the memory figure, min (0 skips).") var hourMinutes = ImportCommand.defaults.hourMinutes
+    @Option(help: "Imports and ffmpeg runs per format, alternating (at least 1).") var rounds = ImportCommand.defaults.rounds
+    @Option(help: ArgumentHelp("Comma-separated subset of wav,flac,ogg,opus,mp3.", valueName: "list"))
+    var formats = ImportCommand.defaults.formats.joined(separator: ",")
+    @Option(help: ArgumentHelp("The soundscapectl to measure (default: the one beside this executable).", valueName: "path"), completion: .file())
+    var soundscapectl: String?
+    @Option(
+        help: ArgumentHelp("Keep the material there and reuse it on the next run (default: a temporary folder).", valueName: "dir"),
+        completion: .directory)
+    var work: String?
+    @Option(help: ArgumentHelp("Also write the raw numbers as JSON.", valueName: "file")) var json: String?
+
+    func validate() throws {
+        try BenchArguments.requireFigure(minutes, "--minutes")
+        try BenchArguments.requireFigure(hourMinutes, "--hour-minutes")
+        try BenchArguments.requireCount(rounds, "--rounds")
+        _ = try arguments()
+    }
+
+    func arguments() throws -> ImportBench.Arguments {
+        var o = ImportBench.Arguments()
+        o.minutes = max(0.1, minutes)
+        o.hourMinutes = hourMinutes
+        o.rounds = max(1, rounds)
+        o.formats = try BenchArguments.list(formats, of: ImportBench.Format.allCases.map(\.rawValue), "--formats")
+        o.soundscapectl = soundscapectl.map(BenchArguments.path)
+        o.work = work.map(BenchArguments.path)
+        o.json = json
+        return o
+    }
+
+    func run() throws {
+        let status: Int32
+        do {
+            status = try ImportBench.run(try arguments())
+        } catch {
+            FileHandle.standardError.write(Data("soundscape-bench import: \(error)\n".utf8))
+            status = 1
+        }
+        throw ExitCode(status)
+    }
+}
+
 enum ImportBench {
     struct Arguments: Codable {
         var minutes: Double = 4
@@ -61,71 +120,6 @@ enum ImportBench {
         var recordingSeconds: Double
         var rows: [Row]
         var hour: Row?
-    }
-
-    static let usage = """
-        usage: soundscape-bench import [options]
-
-        Times `soundscapectl import` of one recording in each format against ffmpeg's plain
-        decode and Opus encode of the same file (96 kbit/s, as import writes), alternating,
-        and measures the peak RSS of importing an hour. Build both in release first:
-          swift build -c release --product soundscapectl && swift build -c release --product soundscape-bench
-
-          --minutes N         the recording's length (default 4)
-          --hour-minutes N    the long recording (MP3) for the memory figure (default 60; 0 skips)
-          --rounds N          imports and ffmpeg runs per format, alternating (default 3)
-          --formats LIST      comma-separated subset of wav,flac,ogg,opus,mp3
-          --soundscapectl P   the soundscapectl to measure (default: next to this executable)
-          --work DIR          keep the material there and reuse it on the next run (default: a temporary folder)
-          --json FILE         also write the raw numbers as JSON
-        """
-
-    static func main(_ arguments: [String]) -> Int32 {
-        let options: Arguments
-        do {
-            options = try parse(arguments)
-        } catch {
-            FileHandle.standardError.write(Data("soundscape-bench import: \(error)\n".utf8))
-            return 64
-        }
-        do {
-            return try run(options)
-        } catch {
-            FileHandle.standardError.write(Data("soundscape-bench import: \(error)\n".utf8))
-            return 1
-        }
-    }
-
-    static func parse(_ arguments: [String]) throws -> Arguments {
-        var o = Arguments()
-        var i = 0
-        func value() throws -> String {
-            i += 1
-            guard i < arguments.count else { throw HarnessError("\(arguments[i - 1]) needs a value\n\n\(usage)") }
-            return arguments[i]
-        }
-        let number = Options.number
-        while i < arguments.count {
-            switch arguments[i] {
-            case "-h", "--help":
-                print(usage)
-                exit(0)
-            case "--minutes": o.minutes = max(0.1, try number(try value()))
-            case "--hour-minutes": o.hourMinutes = try number(try value())
-            case "--rounds": o.rounds = max(1, try Options.integer(try value()))
-            case "--formats":
-                o.formats = try value().split(separator: ",").map(String.init)
-                if let bad = o.formats.first(where: { Format(rawValue: $0) == nil }) {
-                    throw HarnessError("unknown format '\(bad)' (known: \(Format.allCases.map(\.rawValue).joined(separator: ", ")))")
-                }
-            case "--soundscapectl": o.soundscapectl = URL(fileURLWithPath: try value()).standardizedFileURL.path
-            case "--work": o.work = URL(fileURLWithPath: try value()).standardizedFileURL.path
-            case "--json": o.json = try value()
-            default: throw HarnessError("unknown option '\(arguments[i])'\n\n\(usage)")
-            }
-            i += 1
-        }
-        return o
     }
 
     static func run(_ options: Arguments) throws -> Int32 {

@@ -1,3 +1,4 @@
+import ArgumentParser
 import Foundation
 import NIOCore
 import NIOPosix
@@ -33,9 +34,39 @@ import Varlink
 /// Budgets (docs/performance.md, "Layers"): three layers ≤ 0.35× pw-play's CPU (the median
 /// of the rounds), one wake-up per graph cycle, peak RSS < 16 MiB, SetLayer to
 /// audible ≤ 300 ms (median). Exits 1 over one, 70 when the measurement failed.
+struct LayersCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "layers",
+        abstract: "Three layers against pw-play, SetLayer to audible, and Play(layers) against Play(soundscape).",
+        discussion: "Exits 1 over a budget, 70 when the measurement failed (LayersBench.swift says what each measures).",
+        helpNames: BenchArguments.helpNames)
+
+    @Option(help: "Each window, s, after 1 s of warm-up.") var seconds = 10.0
+    @Option(help: "Rounds of pw-play, one soundscape and three layers, for medians.") var rounds = 3
+    @Option(help: "SetLayer to audible trials (0 skips them).") var trials = 5
+    @Option(help: "Play trials of each kind (0 skips them).") var playTrials = 15
+    @OptionGroup var daemon: DaemonOption
+    @Option(help: ArgumentHelp("Also write the raw numbers as JSON.", valueName: "file")) var json: String?
+
+    func validate() throws {
+        guard seconds.isFinite, seconds > 0 else { throw ValidationError("--seconds must be > 0") }
+        guard rounds > 0 else { throw ValidationError("--rounds must be > 0") }
+        try BenchArguments.requireCount(trials, "--trials")
+        try BenchArguments.requireCount(playTrials, "--play-trials")
+    }
+
+    func run() async throws {
+        let (daemon, seconds, rounds, trials) = (self.daemon.path, self.seconds, self.rounds, self.trials)
+        let (playTrials, json) = (self.playTrials, self.json)
+        // Run off the main actor, like the full benchmark.
+        throw ExitCode(
+            await Task.detached {
+                await LayersBench.main(daemon: daemon, seconds: seconds, rounds: rounds, trials: trials, playTrials: playTrials, json: json)
+            }.value)
+    }
+}
+
 struct LayersBench {
-    static let usage =
-        "usage: soundscape-bench layers [--seconds N] [--rounds N] [--trials N] [--play-trials N] [--daemon PATH] [--json FILE]"
     /// The three built-in soundscapes and their levels.
     static let mix: [(id: String, level: Int)] = [("rain", 100), ("ocean-waves", 40), ("wind", 25)]
     static let tone = (id: "layer-bench-tone", hertz: 1000.0)
@@ -82,33 +113,7 @@ struct LayersBench {
     let trials: Int
     let playTrials: Int
 
-    static func main(_ arguments: [String]) async -> Int32 {
-        var seconds = 10.0
-        var rounds = 3
-        var trials = 5
-        var playTrials = 15
-        var daemon = Bench.defaultDaemonPath()
-        var json: String?
-        var i = 0
-        while i < arguments.count {
-            let argument = arguments[i]
-            let value = i + 1 < arguments.count ? arguments[i + 1] : nil
-            switch (argument, value) {
-            case ("--seconds", let v?) where Double(v).map({ $0 > 0 }) == true: seconds = Double(v)!
-            case ("--rounds", let v?) where Int(v).map({ $0 > 0 }) == true: rounds = Int(v)!
-            case ("--trials", let v?) where Int(v).map({ $0 >= 0 }) == true: trials = Int(v)!
-            case ("--play-trials", let v?) where Int(v).map({ $0 >= 0 }) == true: playTrials = Int(v)!
-            case ("--daemon", let v?): daemon = URL(fileURLWithPath: v).standardizedFileURL.path
-            case ("--json", let v?): json = v
-            case ("-h", _), ("--help", _):
-                print(usage)
-                return 0
-            default:
-                FileHandle.standardError.write(Data("\(usage)\n".utf8))
-                return 2
-            }
-            i += 2
-        }
+    static func main(daemon: String, seconds: Double, rounds: Int, trials: Int, playTrials: Int, json: String?) async -> Int32 {
         let signals = Bench.installSignalHandlers()
         defer { signals.forEach { $0.cancel() } }
         guard let graph = Bench.startGraph() else { return 70 }

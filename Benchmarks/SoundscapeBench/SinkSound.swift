@@ -1,3 +1,4 @@
+import ArgumentParser
 import Foundation
 import TestSupport
 
@@ -20,34 +21,31 @@ import Glibc
 /// `rms` is in dBFS (-200 for digital silence), `cue` the chime's share of the
 /// window's power. Run by scripts/check-bunker.py and the soak
 /// (scripts/soak.d/soak_measure.py).
-enum SinkSound {
-    static let usage = "usage: soundscape-bench sink-sound SINK [--window SECONDS] [--manifest PATH]"
+struct SinkSoundCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sink-sound",
+        abstract: "What a sink carries (soundscape, the signer-down cue, or silence), one JSON line per window.",
+        discussion: "Runs until killed, or until pw-record ends (exit 1). SinkSound.swift says what each line holds.",
+        helpNames: BenchArguments.helpNames)
 
-    static func main(_ arguments: [String]) -> Int32 {
-        var sink: String?
-        var window = 0.1
-        var manifest: URL?
-        var i = 0
-        while i < arguments.count {
-            switch arguments[i] {
-            case "--window" where i + 1 < arguments.count:
-                guard let value = Double(arguments[i + 1]), value > 0, value <= 10 else { return fail(usage) }
-                window = value
-                i += 1
-            case "--manifest" where i + 1 < arguments.count:
-                manifest = URL(fileURLWithPath: arguments[i + 1])
-                i += 1
-            case "-h", "--help":
-                print(usage)
-                return 0
-            case let argument where sink == nil && !argument.hasPrefix("-"):
-                sink = argument
-            default:
-                return fail(usage)
-            }
-            i += 1
-        }
-        guard let sink else { return fail(usage) }
+    @Argument(help: ArgumentHelp("The sink whose monitor is recorded.", valueName: "sink")) var sink: String
+    @Option(help: ArgumentHelp("Each window, s (at most 10).", valueName: "seconds")) var window = 0.1
+    @Option(
+        help: ArgumentHelp("The soundscapes' manifest.json with the cue's tones (default: the checkout's).", valueName: "path"),
+        completion: .file())
+    var manifest: String?
+
+    func validate() throws {
+        guard window.isFinite, window > 0, window <= 10 else { throw ValidationError("--window takes more than 0 and at most 10 s") }
+    }
+
+    func run() throws {
+        throw ExitCode(SinkSound.main(sink: sink, window: window, manifest: manifest.map { URL(fileURLWithPath: $0) }))
+    }
+}
+
+enum SinkSound {
+    static func main(sink: String, window: Double, manifest: URL?) -> Int32 {
         let classifier: CueClassifier
         do {
             classifier = CueClassifier(frames: Int(CueClassifier.rate * window), tones: try CueClassifier.signerDownTones(manifest: manifest))

@@ -1,3 +1,4 @@
+import ArgumentParser
 import Dispatch
 import Foundation
 import NIOCore
@@ -9,33 +10,25 @@ import Glibc
 #endif
 
 /// Side-by-side benchmark of soundscaped against other players on one private
-/// PipeWire graph. See `Options.usage`; `scripts/bench` builds and runs it.
+/// PipeWire graph (`FullBench`, the default mode), and the bench's other modes: tools for
+/// the scripts' checks (sink-sound, wav), their private graph (graph), the importer's and
+/// the layers' figures (import, layers), CI's budgets (memory, health-cost).
+/// `scripts/bench` builds and runs it.
 @main
-struct SoundscapeBench {
-    static func main() async {
-        // Modes of their own: tools for the scripts' checks (sink-sound, wav), their private graph (graph),
-        // the importer's figures (import), CI's budgets (memory, health-cost).
-        let arguments = Array(CommandLine.arguments.dropFirst())
-        if arguments.first == "graph" { exit(GraphMode.main(Array(arguments.dropFirst()))) }
-        if arguments.first == "sink-sound" { exit(SinkSound.main(Array(arguments.dropFirst()))) }
-        if arguments.first == "import" { exit(ImportBench.main(Array(arguments.dropFirst()))) }
-        if arguments.first == "layers" { exit(await Task.detached { await LayersBench.main(Array(arguments.dropFirst())) }.value) }
-        if arguments.first == "wav" { exit(WAVTool.main(Array(arguments.dropFirst()))) }
-        if let gate = Gate(rawValue: arguments.first ?? "") {
-            let rest = Array(arguments.dropFirst())
-            exit(await Task.detached { await gate.run(rest) }.value)
-        }
-        let options: Options
-        do {
-            options = try Options.parse(Array(CommandLine.arguments.dropFirst()))
-        } catch {
-            FileHandle.standardError.write(Data("soundscape-bench: \(error)\n".utf8))
-            exit(64)
-        }
-        // Run off the main actor: the measuring loops should not hop through it.
-        let status = await Task.detached { await Bench(options: options).run() }.value
-        exit(status)
-    }
+struct SoundscapeBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "soundscape-bench",
+        abstract: "soundscaped's benchmarks, CI's budgets, and the scripts' tools.",
+        discussion: """
+            With no mode, the full benchmark (`soundscape-bench --help` lists its options). \
+            A mode's --help says what it does. Usage errors exit 64.
+            """,
+        subcommands: [
+            FullBench.self, GraphCommand.self, LayersCommand.self, ImportCommand.self, SinkSoundCommand.self, WAVCommand.self,
+            MemoryCommand.self, HealthCostCommand.self,
+        ],
+        defaultSubcommand: FullBench.self,
+        helpNames: [])
 }
 
 func log(_ text: String) {

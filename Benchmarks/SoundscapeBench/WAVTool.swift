@@ -1,3 +1,4 @@
+import ArgumentParser
 import Foundation
 import TestSupport
 
@@ -12,24 +13,41 @@ import TestSupport
 /// that was killed is read to the file's end).
 /// tone: writes 30 s of a 300 Hz sine (mono, 48 kHz, 16-bit, peak -11.2 dBFS): a call's
 /// stand-in for `pw-play --media-role=Communication`.
-enum WAVTool {
-    static let usage = "usage: soundscape-bench wav level FILE | soundscape-bench wav tone FILE"
+struct WAVCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "wav",
+        abstract: "A recording's level and peak, or the call's test tone, by the tests' audio analysis.",
+        discussion: """
+            level FILE: "RMS PEAK" of the WAV's second half, in dBFS with one decimal ("-inf" for digital silence).
+            tone FILE: writes 30 s of a 300 Hz sine (mono, 48 kHz, 16-bit, peak -11.2 dBFS).
+            Exits 2 when the file cannot be read or written.
+            """,
+        helpNames: BenchArguments.helpNames)
 
-    static func main(_ arguments: [String]) -> Int32 {
-        guard arguments.count == 2 else { return fail(usage) }
-        let url = URL(fileURLWithPath: arguments[1])
+    enum Action: String, ExpressibleByArgument, CaseIterable {
+        case level, tone
+    }
+
+    @Argument(help: "level: measure FILE; tone: write the tone to FILE.") var action: Action
+    @Argument(help: ArgumentHelp("The WAV file.", valueName: "file"), completion: .file()) var file: String
+
+    func run() throws {
+        throw ExitCode(WAVTool.main(action, URL(fileURLWithPath: file)))
+    }
+}
+
+enum WAVTool {
+    static func main(_ action: WAVCommand.Action, _ url: URL) -> Int32 {
         do {
-            switch arguments[0] {
-            case "level":
+            switch action {
+            case .level:
                 let clip = try WAVFile.read(url)
                 let tail = clip.slice(from: clip.duration / 2)
                 guard tail.frameCount > 0 else { return fail("\(url.path): an empty recording") }
                 print("\(decibels(tail.rmsDB())) \(decibels(tail.peakDB))")
-            case "tone":
+            case .tone:
                 let clip = AudioClip.sine(frequency: 300, amplitude: 9000 / 32768, seconds: 30, channels: 1)
                 try WAVFile.write(clip, to: url, format: .int16)
-            default:
-                return fail(usage)
             }
         } catch {
             return fail("\(error)")

@@ -74,6 +74,27 @@ struct HarnessForScriptsTests {
         #expect(!FileManager.default.fileExists(atPath: directory))
     }
 
+    @Test("soundscape-bench's command line: wav as the shell checks call it; a usage error exits 64 and names the mistake")
+    func commandLine() throws {
+        let bench = try ProductLocator.executable(named: "soundscape-bench").path
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("bench-tone-\(getpid()).wav").path
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        try ChildProcess.run([bench, "wav", "tone", file]).requireSuccess()
+        // The tone peaks at 9000/32768 (-11.2 dBFS); a sine's RMS is 3.0 dB below its peak.
+        #expect(try ChildProcess.run([bench, "wav", "level", file]).requireSuccess().stdout == "-14.2 -11.2\n")
+
+        for (arguments, mistake) in [
+            (["layers", "--seconds", "0"], "--seconds must be > 0"), (["--players", "vlc"], "unknown 'vlc'"),
+            (["memory", "--frobnicate"], "--frobnicate"), (["sink-sound"], "<sink>"), (["wav", "play", file], "play"),
+        ] {
+            let wrong = try ChildProcess.run([bench] + arguments)
+            #expect(wrong.exitStatus == .exited(64), "\(wrong)")
+            #expect(wrong.stderr.contains(mistake), "\(wrong)")
+        }
+        let help = try ChildProcess.run([bench, "--help"]).requireSuccess()
+        #expect(help.stdout.contains("--keepalive-seconds"), "the full benchmark's options: \(help)")
+    }
+
     @Test(
         "A systemd user manager runs a service with the graph's environment, and stops with it",
         .enabled(if: getuid() == 0, "needs root (a mount namespace)"))
