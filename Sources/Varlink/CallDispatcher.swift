@@ -7,8 +7,13 @@ struct CallDispatcher: Sendable {
 
     /// Never throws: every failure becomes an error reply (or, for a oneway call or a
     /// vanished client, nothing).
-    func dispatch(_ request: VarlinkRequest, replyingTo outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>) async {
-        let sink = ReplySink(outbound: request.oneway ? nil : outbound)
+    ///
+    /// - Parameter onContinuing: Called once a `more` call's first reply that goes on is written.
+    func dispatch(
+        _ request: VarlinkRequest, replyingTo outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>,
+        onContinuing: @escaping @Sendable () -> Void = {}
+    ) async {
+        let sink = ReplySink(outbound: request.oneway ? nil : outbound, onContinuing: onContinuing)
         do {
             // Switching the connection to another protocol is not supported.
             if request.upgrade { throw VarlinkError.invalidParameter(parameter: "upgrade") }

@@ -9,9 +9,12 @@ actor ReplySink {
     /// `nil` for a oneway call: whatever its handler replies is dropped.
     private let outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>?
     private var answered = false
+    /// Called once, after the first reply that goes on is written.
+    private var onContinuing: (@Sendable () -> Void)?
 
-    init(outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>?) {
+    init(outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>?, onContinuing: (@Sendable () -> Void)? = nil) {
         self.outbound = outbound
+        self.onContinuing = onContinuing
     }
 
     /// Suspends while the connection is not writable, which is what holds a handler back
@@ -27,6 +30,10 @@ actor ReplySink {
             throw CancellationError()
         } catch {
             throw VarlinkReplyError.connectionClosed
+        }
+        if !final, let continuing = onContinuing {
+            onContinuing = nil
+            continuing()
         }
     }
 

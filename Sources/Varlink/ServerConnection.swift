@@ -10,9 +10,12 @@ struct ServerConnection {
     let channel: NIOAsyncChannel<VarlinkFrame, ByteBuffer>
     let dispatcher: CallDispatcher
     let maxMessageBytes: Int
+    let registry: ConnectionRegistry
+    let id: ConnectionRegistry.ID
 
-    /// Returns when the client disconnects, sends an oversized message, or the task is
-    /// cancelled; the connection is closed by then.
+    /// Returns when the client disconnects, sends an oversized message, the server shuts
+    /// down (after the call in progress answers), or the task is cancelled; the connection
+    /// is closed by then.
     func serve() async {
         // I/O errors only mean the client is gone; there is nobody left to tell.
         try? await channel.executeThenClose { inbound, outbound in
@@ -35,12 +38,17 @@ struct ServerConnection {
                         try await outbound.write(ReplyEncoding.error(error))
                         continue
                     }
+                    // A call read once the server is shutting down is not taken.
+                    guard registry.beginCall(id) else { return }
                     if request.oneway {
                         // The client may well have hung up already; that is no reason not to act.
                         await dispatcher.dispatch(request, replyingTo: outbound)
                     } else if channel.channel.isActive {
-                        await disconnect.run { await dispatcher.dispatch(request, replyingTo: outbound) }
+                        await disconnect.run { [registry, id] in
+                            await dispatcher.dispatch(request, replyingTo: outbound) { registry.streaming(id) }
+                        }
                     }
+                    guard registry.endCall(id) else { return }
                 }
             }
         }

@@ -44,17 +44,21 @@ public struct VarlinkServer: Sendable {
         /// The user ids whose connections are served (`SO_PEERCRED`); nil serves anyone
         /// who can reach the socket. Others are closed at once.
         public var allowedUIDs: Set<UInt32>?
+        /// How long a graceful shutdown (``VarlinkServer/shutDownGracefully()``) waits for
+        /// the calls in progress to answer before it closes their connections.
+        public var shutdownGrace: Duration
 
         public init(
             maxMessageBytes: Int = 64 * 1024, maxConnections: Int = 4096,
             maxBufferedBytes: Int = 4 << 20, partialMessageTimeout: Duration = .seconds(10),
-            allowedUIDs: Set<UInt32>? = nil
+            allowedUIDs: Set<UInt32>? = nil, shutdownGrace: Duration = .seconds(2)
         ) {
             self.maxMessageBytes = maxMessageBytes
             self.maxConnections = maxConnections
             self.maxBufferedBytes = maxBufferedBytes
             self.partialMessageTimeout = partialMessageTimeout
             self.allowedUIDs = allowedUIDs
+            self.shutdownGrace = shutdownGrace
         }
     }
 
@@ -63,6 +67,7 @@ public struct VarlinkServer: Sendable {
     private let eventLoopGroup: any EventLoopGroup
     private let limits: Limits
     private let budget: InboundBudget
+    private let registry: ConnectionRegistry
     private let onDrained: @Sendable () -> Void
 
     /// - Parameter logger: Receives the few events worth an operator's attention (handler
@@ -90,11 +95,24 @@ public struct VarlinkServer: Sendable {
         self.eventLoopGroup = eventLoopGroup
         self.limits = limits
         budget = InboundBudget(limit: limits.maxBufferedBytes)
+        registry = ConnectionRegistry(grace: limits.shutdownGrace, log: logger)
         self.onDrained = onDrained
     }
 
-    /// Serves until the task is cancelled, then closes the listener and every connection
-    /// (cancelling running handlers) and returns.
+    /// Stops the server gracefully: it accepts no more connections, closes those between
+    /// calls, and lets each call in progress give its answer (a `more` call, its first)
+    /// within ``Limits/shutdownGrace``, as well as the first call of a connection accepted
+    /// but yet to make one; ``run(onListening:)`` returns once all are closed.
+    /// Returns once no new connection is accepted: a client that connects after that waits
+    /// in the socket's backlog, for whoever listens on it next.
+    ///
+    /// Cancelling ``run(onListening:)`` still stops at once, cancelling the calls.
+    public func shutDownGracefully() async {
+        try? await registry.drain()?.get()
+    }
+
+    /// Serves until ``shutDownGracefully()`` or until the task is cancelled, which closes the
+    /// listener and every connection (cancelling running handlers) at once, and returns.
     ///
     /// For ``Listener/unixPath(_:)`` it first creates a missing parent directory (0700),
     /// refuses to start if another server answers on the path, removes a stale socket file,
@@ -105,6 +123,10 @@ public struct VarlinkServer: Sendable {
     public func run(onListening: @Sendable () -> Void = {}) async throws {
         let listening = try await bind()
         defer { listening.removeSocketFile() }
+        guard registry.listening(on: listening.channel.channel) else {
+            try? await listening.channel.channel.close()
+            return
+        }
         onListening()
 
         // Cancellation stops the server by closing the listener, not by cancelling the
@@ -113,15 +135,20 @@ public struct VarlinkServer: Sendable {
         // those, and the loop closes them. The loop runs in a task of its own only so that
         // this task's cancellation does not reach it; it is always awaited.
         let listener = listening.channel
-        let acceptLoop = Task { try await serve(listener) }
+        let acceptLoop = Task { [registry] in
+            defer { registry.finished() }
+            try await serve(listener)
+        }
         try await withTaskCancellationHandler {
             try await acceptLoop.value
-        } onCancel: {
+        } onCancel: { [registry] in
+            registry.stop()
             listener.channel.close(promise: nil)
         }
     }
 
-    /// Accepts connections until the listener closes, then closes them all.
+    /// Accepts connections until the listener closes; then closes them all, or, shutting
+    /// down gracefully, waits for them to close.
     private func serve(_ listener: NIOAsyncChannel<ConnectionChannel, Never>) async throws {
         let slots = ConnectionSlots(limit: limits.maxConnections, onDrained: onDrained)
         try await listener.executeThenClose { connections in
@@ -132,16 +159,25 @@ public struct VarlinkServer: Sendable {
                         try? await connection.executeThenClose { _, _ in }
                         continue
                     }
-                    group.addTask { [dispatcher, limits] in
+                    guard let id = registry.add(connection.channel) else {
+                        // Accepted in the instant the listener closed, for a server cancelled.
+                        try? await connection.executeThenClose { _, _ in }
+                        await slots.release()
+                        continue
+                    }
+                    group.addTask { [dispatcher, limits, registry] in
                         await ServerConnection(
                             channel: connection,
                             dispatcher: dispatcher,
-                            maxMessageBytes: limits.maxMessageBytes
+                            maxMessageBytes: limits.maxMessageBytes,
+                            registry: registry,
+                            id: id
                         ).serve()
+                        registry.remove(id)
                         await slots.release()
                     }
                 }
-                group.cancelAll()
+                if registry.isServing || registry.isStopped { group.cancelAll() }
             }
         }
     }

@@ -25,9 +25,11 @@ import Varlink
 ///   same command line (a flag refused stays refused: only a start with other flags, or a
 ///   file that no longer needs mending, changes the answer). Once it resolves,
 ///   the daemon starts itself again with it, in the same process (`SelfExec`), keeping
-///   the socket: a call that found the file mended is answered
-///   `io.soundscaped.Player.Restarting`, and the client asks again, of the daemon now
-///   configured. No `systemctl reset-failed` is ever needed.
+///   the socket: it stops accepting first, then a call that found the file mended is
+///   answered `io.soundscaped.Player.Restarting` (the server's graceful shutdown waits
+///   for that answer), and the client asks again, on a new connection that waits in the
+///   socket's backlog for the daemon now configured. No `systemctl reset-failed` is ever
+///   needed.
 ///
 /// Run by hand (not socket-activated), the daemon exits 1 with the message instead:
 /// its user is at the terminal.
@@ -72,6 +74,7 @@ public enum UnconfiguredDaemon {
                 url: "https://github.com/soundscaped/soundscaped"),
             eventLoopGroup: EventLoopConcurrency.isInstalled ? EventLoopConcurrency.eventLoopGroup : MultiThreadedEventLoopGroup.singleton,
             limits: .init(allowedUIDs: [UInt32(getuid()), 0]))
+        await controller.attach(server)
         let control = ControlService(server: server) {
             systemd.markReady(status: UnconfiguredController.statusLine(problem))
         }
@@ -111,6 +114,10 @@ actor UnconfiguredController: Service {
     /// Reading the file (and the files it names) is a disk access: never on the event loop.
     private let worker = WorkerThread(name: "soundscaped-io")
     private var resolved: CheckedContinuation<Void, Never>?
+    /// The control socket's server, which stops accepting before anyone hears `Restarting`.
+    private var server: VarlinkServer?
+    /// The server stopping to accept, once the configuration resolves.
+    private var stoppingServer: Task<Void, Never>?
 
     init(
         problem: ConfigurationError, arguments: [String], environment: [String: String], executablePath: String,
@@ -128,10 +135,16 @@ actor UnconfiguredController: Service {
         "Not configured: \(problem); mend it and it starts"
     }
 
-    /// Reads the configuration again: true (and the restart under way) once it resolves.
+    func attach(_ server: VarlinkServer) {
+        self.server = server
+    }
+
+    /// Reads the configuration again: true once it resolves, and then only once the
+    /// control socket's server accepts no more connections, so that a client told
+    /// `Restarting` that connects again reaches the new image, not this one on its way out.
     @discardableResult
     func recheck(reason: String) async -> Bool {
-        guard !restarting else { return true }
+        guard !restarting else { return await restarted() }
         let result = await worker.run { [arguments, environment, executablePath] in
             Result { () throws(ConfigurationError) in
                 try DaemonSettings.resolve(arguments: arguments, environment: environment, executablePath: executablePath)
@@ -139,14 +152,18 @@ actor UnconfiguredController: Service {
         }
         switch result {
         case .success:
-            guard !restarting else { return true }
+            guard !restarting else { return await restarted() }
             restarting = true
             logger.notice("the configuration resolves now (\(reason)); starting with it")
+            stoppingServer = Task { [server] in await server?.shutDownGracefully() }
             systemd.handOver()
+            let accepted = await restarted()
             resolved?.resume()
             resolved = nil
-            return true
+            return accepted
         case .failure(let error):
+            // A read that began before another resolved, and met the file mid-change.
+            guard !restarting else { return await restarted() }
             if error.description != problem.description {
                 logger.error("still not configured (\(reason)): \(error)")
                 problem = error
@@ -154,6 +171,12 @@ actor UnconfiguredController: Service {
             }
             return false
         }
+    }
+
+    /// True, once the server has stopped accepting.
+    private func restarted() async -> Bool {
+        await stoppingServer?.value
+        return true
     }
 
     /// Ends once the configuration resolves (or the group shuts down).
