@@ -57,9 +57,12 @@ public enum UnconfiguredDaemon {
         let locks = try Daemon.lockInstance(socketPath: socketPath, stateDirectory: stateDirectory, logger: logger)
         defer { withExtendedLifetime(locks) {} }
         SocketActivation.unsetEnvironment()
-        // Kept for the new image: the server closes its own descriptor when it stops.
-        let listener = dup(sockets.control)
-        guard listener >= 0 else { throw problem }
+        // The server gets a descriptor of its own, which it closes when it stops; the one
+        // systemd passed stays where it is, for the new image. Never closed meanwhile, its
+        // number is never another file's, so no thread still opening and closing files
+        // (a read of the configuration in flight) can close it by mistake.
+        let serving = dup(sockets.control)
+        guard serving >= 0 else { throw problem }
         logger.error("not configured: \(problem); answering every call with it until the configuration is mended")
 
         let systemd = SystemdNotifierService(environment: environment, logger: Logger(label: "soundscaped.systemd")) { true }
@@ -67,7 +70,7 @@ public enum UnconfiguredDaemon {
             problem: problem, arguments: arguments, environment: environment, executablePath: executablePath,
             systemd: systemd, logger: logger)
         let server = VarlinkServer(
-            listener: .boundFileDescriptor(sockets.control),
+            listener: .boundFileDescriptor(serving),
             interfaces: [UnconfiguredInterface(controller: controller)],
             info: .init(
                 vendor: "soundscaped", product: "soundscaped", version: SoundscapedVersion.string,
@@ -93,10 +96,10 @@ public enum UnconfiguredDaemon {
                 ], gracefulShutdownSignals: [], logger: logger))
         try await group.run()
         guard await controller.restarting else {
-            close(listener)
+            close(sockets.control)
             return .stopped
         }
-        return .restart(listener: listener)
+        return .restart(listener: sockets.control)
     }
 }
 
