@@ -49,6 +49,15 @@ struct NotConfiguredTests {
         func write(_ text: String) throws {
             try text.write(to: config, atomically: true, encoding: .utf8)
         }
+
+        /// A passphrase file in the graph's directory that others may read (mode 0644), which
+        /// `signer-stdin = file:` refuses until it is made private.
+        static func readableByOthers(passphraseIn graph: PipeWireGraph) throws -> URL {
+            let passphrase = graph.directory.appendingPathComponent("passphrase")
+            try "secret\n".write(to: passphrase, atomically: true, encoding: .utf8)
+            chmod(passphrase.path, 0o644)
+            return passphrase
+        }
     }
 
     @Test("a typo: every command answers at once, exit 1, naming the line; READY is sent; mending the file starts it")
@@ -90,9 +99,7 @@ struct NotConfiguredTests {
     @Test("a value out of range and an unreadable passphrase file are answered; a call after the mend is served")
     func valueAndPassphrase() throws {
         try PipeWireGraph.withGraph { graph in
-            let passphrase = graph.directory.appendingPathComponent("passphrase")
-            try "secret\n".write(to: passphrase, atomically: true, encoding: .utf8)
-            chmod(passphrase.path, 0o644)
+            let passphrase = try Setup.readableByOthers(passphraseIn: graph)
             let setup = try Setup(graph: graph, config: "signer-health-retries = 0\n")
             try setup.ready()
             let range = try setup.ctl("status")
@@ -124,9 +131,7 @@ struct NotConfiguredTests {
     @Test("calls that find the mend together are all served: none loses its connection")
     func callsTogetherAtTheMend() throws {
         try PipeWireGraph.withGraph { graph in
-            let passphrase = graph.directory.appendingPathComponent("passphrase")
-            try "secret\n".write(to: passphrase, atomically: true, encoding: .utf8)
-            chmod(passphrase.path, 0o644)
+            let passphrase = try Setup.readableByOthers(passphraseIn: graph)
             let setup = try Setup(
                 graph: graph, config: "signer-command = /bin/sh -c 'exec sleep 1000'\nsigner-stdin = file:\(passphrase.path)\n")
             try setup.ready()
