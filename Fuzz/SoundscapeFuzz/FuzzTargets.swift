@@ -90,8 +90,14 @@ enum FuzzTargets {
     static func manifest(_ bytes: [UInt8]) {
         let read = Manifest.read(bytes, directory: "/soundscapes", origin: .builtin)
         for entry in read.entries {
+            // Bytes, as the kernel reads the path: a slash before a combining mark is one
+            // Swift Character, and no slash to hasPrefix or contains.
+            let directory = Array("/soundscapes/".utf8)
+            let path = Array(entry.path.utf8)
+            let name = path.dropFirst(directory.count)
             precondition(
-                entry.path.hasPrefix("/soundscapes/") && !entry.path.dropFirst("/soundscapes/".count).contains("/"),
+                path.starts(with: directory) && !name.isEmpty && !name.contains(UInt8(ascii: "/"))
+                    && !name.elementsEqual("..".utf8) && !name.elementsEqual(".".utf8),
                 "an entry outside its directory: \(entry.path)")
             precondition(entry.gain > 0 && entry.gain <= 1, "a gain out of range")
         }

@@ -10,7 +10,7 @@ public struct SoundscapeID: Sendable, Hashable, Comparable, CustomStringConverti
 
     public init?(_ rawValue: String) {
         guard !rawValue.isEmpty, rawValue.utf8.count <= Self.maximumLength,
-            rawValue.first != ".", rawValue.first != "-",
+            rawValue.utf8.first != UInt8(ascii: "."), rawValue.utf8.first != UInt8(ascii: "-"),
             rawValue.unicodeScalars.allSatisfy(Self.isAllowed)
         else { return nil }
         self.rawValue = rawValue

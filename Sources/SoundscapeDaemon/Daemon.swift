@@ -179,10 +179,10 @@ public enum Daemon {
     /// another daemon holding either stops this one (exit status 1), naming its pid.
     static func lockInstance(socketPath: String, stateDirectory: String, logger: Logger) throws -> [InstanceLock] {
         var locks: [InstanceLock] = []
-        let socketDirectory = FileSystem.parent(socketPath)
+        let socketDirectory = FilePaths.parent(socketPath)
         _ = Directories.make(socketDirectory, mode: 0o700)
         _ = Directories.make(stateDirectory, mode: 0o700)
-        for path in [socketPath + ".lock", FileSystem.join(stateDirectory, "lock")] {
+        for path in [socketPath + ".lock", FilePaths.join(stateDirectory, "lock")] {
             do {
                 if let lock = try InstanceLock.acquire(path) {
                     locks.append(lock)

@@ -75,7 +75,7 @@ public enum Importer {
 
     /// The id a file's name gives: without its extension, lowercased, spaces as hyphens.
     public static func defaultID(for path: String) -> String {
-        var name = String(path.split(separator: "/").last ?? "")
+        var name = FilePaths.lastComponent(path)
         if let dot = name.lastIndex(of: "."), dot != name.startIndex { name = String(name[..<dot]) }
         return name.lowercased().replacingSpaces()
     }
@@ -112,8 +112,8 @@ public enum Importer {
         let lock = try lockFolder(folder)
         defer { lock.release() }
         ImportFolder.removeLeftovers(in: folder)
-        let target = FileSystem.join(folder, "\(id).opus")
-        let manifestPath = FileSystem.join(folder, "manifest.json")
+        let target = FilePaths.join(folder, "\(id).opus")
+        let manifestPath = FilePaths.join(folder, "manifest.json")
         let listed: String?
         do {
             listed = try UserManifest.file(of: id, in: FileSystem.contents(of: manifestPath))
@@ -124,7 +124,7 @@ public enum Importer {
         if exists && !request.replace {
             throw ImportRefusal("a soundscape '\(id)' exists already in \(folder) (--replace replaces it)")
         }
-        let temporary = FileSystem.join(folder, ImportFolder.temporaryName(tag: "\(id.utf8.reduce(UInt32(5381)) { $0 &* 33 &+ UInt32($1) })"))
+        let temporary = FilePaths.join(folder, ImportFolder.temporaryName(tag: "\(id.utf8.reduce(UInt32(5381)) { $0 &* 33 &+ UInt32($1) })"))
         let output = open(temporary, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard output >= 0 else { throw ImportRefusal("cannot write in \(folder): \(String(cString: strerror(errno)))") }
         ImportFolder.hold(output)  // before the folder's lock goes: a clean-up sees a running import
@@ -146,7 +146,7 @@ public enum Importer {
         let manifest: [UInt8]
         do {
             manifest = try UserManifest.adding(
-                id: id, title: request.title, file: "\(id).opus", source: String(request.path.split(separator: "/").last ?? ""),
+                id: id, title: request.title, file: "\(id).opus", source: FilePaths.lastComponent(request.path),
                 credit: request.credit, to: FileSystem.contents(of: manifestPath))
         } catch {
             throw ImportRefusal("\(manifestPath): \(error)")
@@ -164,7 +164,7 @@ public enum Importer {
             unlink(manifestTemporary)
             throw ImportRefusal("cannot write \(manifestPath): \(why)")
         }
-        if let listed, listed != "\(id).opus" { unlink(FileSystem.join(folder, listed)) }
+        if let listed, listed != "\(id).opus" { unlink(FilePaths.join(folder, listed)) }
         syncDirectory(folder)
 
         let values = parse(line)
@@ -185,7 +185,7 @@ public enum Importer {
     @discardableResult
     public static func remove(_ id: SoundscapeID, folder: String, builtinIDs: Set<String>) throws(ImportRefusal) -> String {
         let name = id.rawValue
-        let manifestPath = FileSystem.join(folder, "manifest.json")
+        let manifestPath = FilePaths.join(folder, "manifest.json")
         let lock = try lockFolder(folder, missing: ImportRefusal("no imported soundscape '\(name)' (\(folder) does not exist)"))
         defer { lock.release() }
         ImportFolder.removeLeftovers(in: folder)
@@ -195,7 +195,7 @@ public enum Importer {
         } catch {
             throw ImportRefusal("\(manifestPath): \(error)")
         }
-        let file = FileSystem.join(folder, edited.file ?? "\(name).opus")
+        let file = FilePaths.join(folder, edited.file ?? "\(name).opus")
         guard edited.file != nil || FileSystem.exists(file) else {
             if builtinIDs.contains(name) {
                 throw ImportRefusal("'\(name)' is a built-in soundscape: only imported ones can be removed")
@@ -323,7 +323,7 @@ public enum Importer {
     /// `bytes` in a temporary file of `folder`, written whole and synced: its path, to rename
     /// to `path` (named in the refusal when it cannot be written; nothing is left then).
     static func writeTemporary(_ bytes: [UInt8], for path: String, folder: String) throws(ImportRefusal) -> String {
-        let temporary = FileSystem.join(folder, ImportFolder.temporaryName(tag: "manifest"))
+        let temporary = FilePaths.join(folder, ImportFolder.temporaryName(tag: "manifest"))
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw ImportRefusal("cannot write \(path): \(String(cString: strerror(errno)))") }
         let written = bytes.withUnsafeBytes { FileSystem.writeAll(descriptor, $0) }
@@ -360,7 +360,7 @@ enum FileSystemExtras {
     /// `mkdir -p`.
     static func makeDirectories(_ path: String) -> Bool {
         if FileSystem.exists(path) { return true }
-        let parent = FileSystem.parent(path)
+        let parent = FilePaths.parent(path)
         if parent != path, !makeDirectories(parent) { return false }
         return mkdir(path, 0o755) == 0 || errno == EEXIST
     }

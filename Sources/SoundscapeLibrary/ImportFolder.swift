@@ -1,4 +1,5 @@
 import Glibc
+import SoundscapeCore
 import SoundscapeSystem
 
 /// How `soundscapectl import` and `remove` share the user's soundscape folder with each
@@ -31,7 +32,7 @@ public enum ImportFolder {
     public static func removeLeftovers(in folder: String) -> [String] {
         var removed: [String] = []
         for name in FileSystem.entries(of: folder) ?? [] where isTemporary(name) {
-            let path = FileSystem.join(folder, name)
+            let path = FilePaths.join(folder, name)
             let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
             if descriptor >= 0 {
                 let held = flock(descriptor, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK

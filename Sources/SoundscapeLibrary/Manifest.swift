@@ -48,7 +48,7 @@ extension Manifest {
                 problems.append("invalid soundscape id '\(item.id)'")
                 continue
             }
-            guard !item.file.contains("/"), !item.file.isEmpty, item.file != ".", item.file != ".." else {
+            guard FilePaths.isPlainName(item.file) else {
                 problems.append("'\(item.id)' names a file outside its directory")
                 continue
             }
@@ -59,7 +59,7 @@ extension Manifest {
             }
             entries.append(
                 SoundscapeEntry(
-                    id: id, title: item.title ?? item.id, path: FileSystem.join(directory, item.file),
+                    id: id, title: item.title ?? item.id, path: FilePaths.join(directory, item.file),
                     gain: gain, origin: origin, source: item.source, credit: item.credit))
         }
         return (entries, listed, manifest.default.flatMap(SoundscapeID.init), problems)

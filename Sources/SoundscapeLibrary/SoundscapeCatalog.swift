@@ -55,7 +55,7 @@ public struct SoundscapeCatalog: Sendable {
 
     public static func stamp(_ locations: Locations) -> Stamp {
         let directories = [locations.builtin].compactMap { $0 } + locations.extra + [locations.user].compactMap { $0 }
-        return Stamp(parts: directories.flatMap { [FileSystem.change(of: $0), FileSystem.change(of: FileSystem.join($0, "manifest.json"))] })
+        return Stamp(parts: directories.flatMap { [FileSystem.change(of: $0), FileSystem.change(of: FilePaths.join($0, "manifest.json"))] })
     }
 
     public static func scan(_ locations: Locations) -> SoundscapeCatalog {
@@ -74,7 +74,7 @@ public struct SoundscapeCatalog: Sendable {
 
     private mutating func add(directory: String, origin: SoundscapeEntry.Origin, takeDefault: Bool) {
         let base = FileSystem.absolute(directory)
-        let manifestPath = FileSystem.join(base, "manifest.json")
+        let manifestPath = FilePaths.join(base, "manifest.json")
         var listed = Set<String>()
         if let bytes = FileSystem.contents(of: manifestPath) {
             let read = Manifest.read(bytes, directory: base, origin: origin)
@@ -92,7 +92,7 @@ public struct SoundscapeCatalog: Sendable {
             }
             insert(
                 SoundscapeEntry(
-                    id: id, title: name, path: FileSystem.join(base, file),
+                    id: id, title: name, path: FilePaths.join(base, file),
                     gain: 1, origin: origin))
         }
     }

@@ -19,29 +19,29 @@ extension SoundscapeCatalog.Locations {
     /// Where the signer-down cue is: beside the built-in soundscapes, in `cues/`
     /// (a directory the catalog does not list).
     public var signerDownCuePath: String? {
-        builtin.map { FileSystem.join($0, "cues/signer-down.opus") }
+        builtin.map { FilePaths.join($0, "cues/signer-down.opus") }
     }
 
     public static func userDirectory(environment: [String: String]) -> String? {
-        if let dataHome = environment["XDG_DATA_HOME"], dataHome.hasPrefix("/") {
+        if let dataHome = environment["XDG_DATA_HOME"], FilePaths.isAbsolute(dataHome) {
             return dataHome + "/soundscaped/soundscapes"
         }
-        guard let home = environment["HOME"], home.hasPrefix("/") else { return nil }
+        guard let home = environment["HOME"], FilePaths.isAbsolute(home) else { return nil }
         return home + "/.local/share/soundscaped/soundscapes"
     }
 
     static func builtinDirectory(executablePath: String) -> String? {
         func hasManifest(_ directory: String) -> Bool {
-            FileSystem.exists(FileSystem.join(directory, "manifest.json"))
+            FileSystem.exists(FilePaths.join(directory, "manifest.json"))
         }
         let executable = FileSystem.resolved(FileSystem.absolute(executablePath))
-        var directory = FileSystem.parent(executable)
+        var directory = FilePaths.parent(executable)
         for _ in 0..<6 {
-            let candidate = FileSystem.join(directory, "soundscapes")
+            let candidate = FilePaths.join(directory, "soundscapes")
             if hasManifest(candidate) { return candidate }
-            directory = FileSystem.parent(directory)
+            directory = FilePaths.parent(directory)
         }
-        let prefixShare = FileSystem.join(FileSystem.parent(FileSystem.parent(executable)), "share/soundscaped/soundscapes")
+        let prefixShare = FilePaths.join(FilePaths.parent(FilePaths.parent(executable)), "share/soundscaped/soundscapes")
         if hasManifest(prefixShare) { return prefixShare }
         let system = "/usr/share/soundscaped/soundscapes"
         return hasManifest(system) ? system : nil

@@ -172,7 +172,7 @@ public final class StateStore: Sendable {
     /// What the file system says about writing beside `path`: SQLite's "unable to
     /// open database file" does not tell a read-only mount from a full disk.
     static func whyNotWritable(_ path: String) -> String? {
-        let directory = FileSystem.parent(path)
+        let directory = FilePaths.parent(path)
         if access(directory, W_OK) != 0 { return "\(directory): \(String(cString: strerror(errno)))" }
         if FileSystem.exists(path), access(path, W_OK) != 0 { return "\(path): \(String(cString: strerror(errno)))" }
         var info = statvfs()

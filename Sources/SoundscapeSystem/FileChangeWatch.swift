@@ -1,4 +1,5 @@
 import Glibc
+import SoundscapeCore
 
 /// Wakes when a file is written, replaced, created, removed or has its mode changed,
 /// at no cost while it is not: an inotify watch on the file's directory (so a file
@@ -9,7 +10,7 @@ public final class FileChangeWatch: Sendable {
 
     /// Starts watching `path`; nil when its directory cannot be watched (then nothing is).
     public init?(path: String, onChange: @escaping @Sendable () -> Void) {
-        let directory = FileSystem.parent(path)
+        let directory = FilePaths.parent(path)
         let name = String(path.dropFirst(directory.count).drop { $0 == "/" })
         let inotify = inotify_init1(Int32(IN_CLOEXEC))
         guard inotify >= 0 else { return nil }

@@ -1,4 +1,5 @@
 import Glibc
+import SoundscapeCore
 
 /// The daemon's file-system calls, straight on POSIX: at startup, on every
 /// catalog scan, and for the soundscape and PCM cache files (on the decoder
@@ -136,26 +137,11 @@ public enum FileSystem {
 
     /// `path` made absolute against the working directory, as `URL(fileURLWithPath:)` did.
     public static func absolute(_ path: String) -> String {
-        guard !path.hasPrefix("/") else { return path }
+        guard !FilePaths.isAbsolute(path) else { return path }
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         guard getcwd(&buffer, buffer.count) != nil else { return path }
         let directory = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        return path.isEmpty || path == "." ? directory : join(directory, path)
-    }
-
-    /// `directory/name`, with exactly one slash between them.
-    public static func join(_ directory: String, _ name: String) -> String {
-        var directory = directory
-        while directory.count > 1 && directory.hasSuffix("/") { directory.removeLast() }
-        return directory == "/" ? "/" + name : directory + "/" + name
-    }
-
-    /// The directory that holds `path` ("/" for "/" and for top-level names).
-    public static func parent(_ path: String) -> String {
-        var path = path
-        while path.count > 1 && path.hasSuffix("/") { path.removeLast() }
-        guard let slash = path.lastIndex(of: "/") else { return "." }
-        return slash == path.startIndex ? "/" : String(path[..<slash])
+        return path.isEmpty || path == "." ? directory : FilePaths.join(directory, path)
     }
 
     /// The process's environment, as `ProcessInfo.processInfo.environment` gives it.

@@ -1,4 +1,5 @@
 import Glibc
+import SoundscapeCore
 
 /// Whether a command's program can be run, as `posix_spawnp` will look for it:
 /// a name with a slash is that file (relative to the working directory the child
@@ -12,16 +13,16 @@ public enum ProgramLookup {
 
     /// What is wrong with `program` (nil: it can be run).
     public static func problem(_ program: String, workingDirectory: String?, path: String?) -> String? {
-        if program.contains("/") {
+        if program.utf8.contains(UInt8(ascii: "/")) {
             var file = program
-            if !program.hasPrefix("/"), let workingDirectory { file = FileSystem.join(workingDirectory, program) }
+            if !FilePaths.isAbsolute(program), let workingDirectory { file = FilePaths.join(workingDirectory, program) }
             return problem(file: file).map { "cannot run '\(program)': \($0)" }
         }
         let directories = (path ?? defaultPath).split(separator: ":", omittingEmptySubsequences: false)
             .map { $0.isEmpty ? "." : String($0) }
         var found: String?
         for directory in directories {
-            let file = FileSystem.join(directory, program)
+            let file = FilePaths.join(directory, program)
             guard FileSystem.exists(file) else { continue }
             if problem(file: file) == nil { return nil }
             found = found ?? file

@@ -159,7 +159,7 @@ struct Remove: AsyncParsableCommand {
         }
         let folder = try ImportLocations.folder()
         let builtin = ImportLocations.builtinIDs
-        if builtin.contains(name) && !FileSystem.exists(FileSystem.join(folder, "\(name).opus")) {
+        if builtin.contains(name) && !FileSystem.exists(FilePaths.join(folder, "\(name).opus")) {
             Control.fail("'\(name)' is a built-in soundscape: only imported ones can be removed", status: 1)
         }
         // A daemon that plays it switches away first; no daemon, nothing to switch.

@@ -10,6 +10,8 @@ import SoundscapeCore
 
     @Test(arguments: [
         "", "../x", "a/b", "/etc", ".hidden", ".", "..", "-x", "--help",
+        // A dot or hyphen before a combining mark is one Character, and still the first byte.
+        ".\u{306}hidden", "-\u{306}x", "a/\u{306}b",
         "tab\there", "new\nline", "nul\u{0}", "bell\u{7}", "del\u{7F}", "c1\u{85}",
         "back\\slash", "star*", "dollar$", "colon:", "quote\"",
     ])

@@ -142,6 +142,16 @@ let builtinFiles = [
         #expect(catalog.defaultID == SoundscapeCatalog.fallbackDefault)
     }
 
+    /// The manifest fuzzer's finding: a slash before a combining mark is one Swift
+    /// `Character` and no slash, yet the kernel's slash all the same.
+    @Test func aSlashBeforeACombiningMarkStillLeavesTheDirectory() {
+        let bytes = Array(
+            #"{"soundscapes": [{"id": "sneaky", "file": "../\u0306outside.opus"}, {"id": "mark", "file": "\u0306.opus"}]}"#.utf8)
+        let read = Manifest.read(bytes, directory: "/s", origin: .builtin)
+        #expect(read.problems == ["'sneaky' names a file outside its directory"])
+        #expect(read.entries.map { Array($0.path.utf8) } == [Array("/s/\u{306}.opus".utf8)])
+    }
+
     @Test func brokenManifestIsReportedButNotFatal() throws {
         let tree = try TemporaryTree()
         let builtin = try tree.directory(

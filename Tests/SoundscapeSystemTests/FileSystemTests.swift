@@ -3,19 +3,7 @@ import Testing
 import SoundscapeSystem
 
 @Suite struct FileSystemTests {
-    @Test func pathsJoinAndSplitLikeURLsDid() {
-        #expect(FileSystem.join("/a/b", "c.opus") == "/a/b/c.opus")
-        #expect(FileSystem.join("/a/b/", "c.opus") == "/a/b/c.opus")
-        #expect(FileSystem.join("/a/b//", "c.opus") == "/a/b/c.opus")
-        #expect(FileSystem.join("/", "c.opus") == "/c.opus")
-        #expect(FileSystem.parent("/a/b/c") == "/a/b")
-        #expect(FileSystem.parent("/a/b/") == "/a")
-        #expect(FileSystem.parent("/a") == "/")
-        #expect(FileSystem.parent("/") == "/")
-        #expect(FileSystem.parent("name") == ".")
-        for path in ["/a/b", "/a/b/c.opus"] {
-            #expect(FileSystem.parent(path) == URL(fileURLWithPath: path).deletingLastPathComponent().path)
-        }
+    @Test func relativePathsBecomeAbsoluteLikeURLsDid() {
         let cwd = FileManager.default.currentDirectoryPath
         #expect(FileSystem.absolute("/x/y") == "/x/y")
         #expect(FileSystem.absolute("rel/dir") == cwd + "/rel/dir")

@@ -1,4 +1,5 @@
 import Glibc
+import SoundscapeCore
 
 /// Tells when PipeWire's socket appears, so that a server that comes back is
 /// connected to at once rather than at the next step of the reconnect backoff
@@ -53,13 +54,15 @@ final class ServerSocketWatch {
     /// absolute `PIPEWIRE_REMOTE` is its own place.
     static func socketPlace(environment: [String: String]) -> (directory: String, name: String)? {
         let remote = environment["PIPEWIRE_REMOTE"].flatMap { $0.isEmpty ? nil : $0 } ?? "pipewire-0"
-        if remote.hasPrefix("/") {
-            let parts = remote.split(separator: "/", omittingEmptySubsequences: false)
+        let slash = UInt8(ascii: "/")
+        if FilePaths.isAbsolute(remote) {
+            let parts = remote.utf8.split(separator: slash, omittingEmptySubsequences: false)
+                .map { String(decoding: $0, as: UTF8.self) }
             guard let name = parts.last, !name.isEmpty else { return nil }
-            return ("/" + parts.dropLast().filter { !$0.isEmpty }.joined(separator: "/"), String(name))
+            return ("/" + parts.dropLast().filter { !$0.isEmpty }.joined(separator: "/"), name)
         }
         guard let directory = environment["PIPEWIRE_RUNTIME_DIR"] ?? environment["XDG_RUNTIME_DIR"],
-            !directory.isEmpty, !remote.contains("/")
+            !directory.isEmpty, !remote.utf8.contains(slash)
         else { return nil }
         return (directory, remote)
     }

@@ -76,7 +76,7 @@ public enum SettingParsers {
     /// An absolute path; a leading `~/` is the home directory.
     public static func path(_ text: String, _ name: String, _ context: SettingContext) throws(SettingError) -> String {
         let expanded = try expandHome(text, name, context)
-        guard expanded.hasPrefix("/") else { throw SettingError("\(name) must be an absolute path, got '\(text)'") }
+        guard FilePaths.isAbsolute(expanded) else { throw SettingError("\(name) must be an absolute path, got '\(text)'") }
         return expanded
     }
 
@@ -92,7 +92,7 @@ public enum SettingParsers {
     /// `~` or `~/…` made `$HOME…`; refused when there is no home to expand it to.
     public static func expandHome(_ text: String, _ name: String, _ context: SettingContext) throws(SettingError) -> String {
         guard text == "~" || text.hasPrefix("~/") else { return text }
-        guard let home = context.home, home.hasPrefix("/") else {
+        guard let home = context.home, FilePaths.isAbsolute(home) else {
             throw SettingError("\(name): '\(text)' starts with ~, but HOME is not set to expand it")
         }
         return home + text.dropFirst()

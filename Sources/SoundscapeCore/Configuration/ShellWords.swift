@@ -37,7 +37,7 @@ public enum ShellWords {
                 guard following.map({ "/ \t\n\r".contains($0) || $0 == "\r\n" }) ?? true else {
                     throw ParseError(description: "'~user' is not expanded: write the path, or quote it to keep the ~")
                 }
-                guard let home, home.hasPrefix("/") else {
+                guard let home, FilePaths.isAbsolute(home) else {
                     throw ParseError(description: "a word starts with ~, but HOME is not set to expand it")
                 }
                 current.append(contentsOf: home)

@@ -88,7 +88,7 @@ public enum SignerStdin: Sendable, Equatable, CustomStringConvertible {
         default:
             guard text.hasPrefix("file:") else { return nil }
             let path = String(text.dropFirst("file:".count))
-            guard path.hasPrefix("/"), path.count > 1 else { return nil }
+            guard FilePaths.isAbsolute(path), path.utf8.count > 1 else { return nil }
             self = .file(path)
         }
     }

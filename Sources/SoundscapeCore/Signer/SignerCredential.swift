@@ -33,7 +33,7 @@ public struct SignerCredential: Sendable, Equatable, CustomStringConvertible {
         if let colon = text.firstIndex(of: ":") {
             name = String(text[..<colon])
             let path = String(text[text.index(after: colon)...])
-            guard path.hasPrefix("/"), path.count > 1 else {
+            guard FilePaths.isAbsolute(path), path.utf8.count > 1 else {
                 return .failure(SettingError("expects \(syntax), got a path that is not absolute after '\(name):'"))
             }
             source = .file(path)

@@ -101,8 +101,8 @@ public struct DaemonSettings: Sendable {
     /// else `~/.config/soundscaped/soundscaped.conf` (nil with neither variable set).
     public static func configPath(flags: SettingValues, environment: [String: String]) -> String? {
         if let explicit = flags[Settings.config] { return explicit }
-        if let home = environment["XDG_CONFIG_HOME"], home.hasPrefix("/") { return home + "/soundscaped/soundscaped.conf" }
-        if let home = environment["HOME"], home.hasPrefix("/") { return home + "/.config/soundscaped/soundscaped.conf" }
+        if let home = environment["XDG_CONFIG_HOME"], FilePaths.isAbsolute(home) { return home + "/soundscaped/soundscaped.conf" }
+        if let home = environment["HOME"], FilePaths.isAbsolute(home) { return home + "/.config/soundscaped/soundscaped.conf" }
         return nil
     }
 

@@ -1,5 +1,6 @@
 import Glibc
 import SoundscapeAudio
+import SoundscapeCore
 import SoundscapeSystem
 import Synchronization
 
@@ -72,7 +73,7 @@ final class FingerprintMemo: Sendable {
     private let entries = Mutex<[Entry]?>(nil)
 
     init(directory: String) {
-        file = FileSystem.join(directory, "fingerprints")
+        file = FilePaths.join(directory, "fingerprints")
     }
 
     /// The remembered fingerprint of the file at `path`, as `info` describes it now.
@@ -131,7 +132,7 @@ final class FingerprintMemo: Sendable {
         }
         guard fields.count == 8, let device = UInt64(fields[0]), let inode = UInt64(fields[1]),
             let size = Int64(fields[2]), let modified = time(fields[3]), let changed = time(fields[4]),
-            let hashedAt = Int(fields[5]), let fingerprint = UInt64(fields[6], radix: 16), fields[7].hasPrefix("/")
+            let hashedAt = Int(fields[5]), let fingerprint = UInt64(fields[6], radix: 16), FilePaths.isAbsolute(fields[7])
         else { return nil }
         let identity = Identity(device: device, inode: inode, size: size, modified: modified, changed: changed)
         return Entry(path: String(fields[7]), identity: identity, hashedAt: hashedAt, fingerprint: fingerprint)
@@ -146,7 +147,7 @@ final class FingerprintMemo: Sendable {
             return "\(i.device) \(i.inode) \(i.size) \(time(i.modified)) \(time(i.changed)) \(entry.hashedAt) "
                 + "\(String(entry.fingerprint, radix: 16)) \(entry.path)\n"
         }.joined()
-        guard Directories.make(FileSystem.parent(file), mode: 0o700) == nil else { return }
+        guard Directories.make(FilePaths.parent(file), mode: 0o700) == nil else { return }
         let temporary = "\(file).tmp-\(getpid())"
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { return }

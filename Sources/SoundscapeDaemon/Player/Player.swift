@@ -314,7 +314,7 @@ public actor Player {
         var status = machine.status(now: clock.now)
         status.signer = signer?.status
         if let program = signerHost?.configuration.command.first {
-            status.signer?.name = program.split(separator: "/").last.map(String.init) ?? program
+            status.signer?.name = FilePaths.lastComponent(program)
         }
         status.keepAwake = keepAwake.status(preferenceOn: machine.preferences.keepAwake)
         if let remaining = status.sleep?.remaining {

@@ -84,10 +84,10 @@ final class SignerHost: SignerHosting {
 
     /// Notify sockets a daemon that crashed left behind.
     private func removeStaleNotifySockets() {
-        let directory = FileSystem.parent(socketPath)
+        let directory = FilePaths.parent(socketPath)
         let prefix = String(socketPath.dropFirst(directory.count).drop { $0 == "/" }) + ".signer-"
         for name in FileSystem.entries(of: directory) ?? [] where name.hasPrefix(prefix) && name.hasSuffix(".notify") {
-            unlink(FileSystem.join(directory, name))
+            unlink(FilePaths.join(directory, name))
         }
     }
 

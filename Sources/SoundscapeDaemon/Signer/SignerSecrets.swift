@@ -70,7 +70,7 @@ enum SignerSecrets {
                 if let problem = inheritedProblem(credential.name, daemonCredentials: daemonCredentials) {
                     throw SpawnError("\(Settings.signerCredentials.key) \(credential): \(problem)")
                 }
-                path = FileSystem.join(daemonCredentials ?? "", credential.name)
+                path = FilePaths.join(daemonCredentials ?? "", credential.name)
             }
             do {
                 contents.append((credential.name, try read(path, limit: SignerCredential.totalSizeLimit)))
@@ -95,7 +95,7 @@ enum SignerSecrets {
         guard let directory = daemonCredentials, !directory.isEmpty else {
             return "soundscaped was started without credentials ($CREDENTIALS_DIRECTORY is not set); \(hint)"
         }
-        guard FileSystem.exists(FileSystem.join(directory, name)) else {
+        guard FileSystem.exists(FilePaths.join(directory, name)) else {
             return
                 "soundscaped was given no credential '\(name)' ($CREDENTIALS_DIRECTORY, \(directory), does not have it: the user manager did not fill it in); \(hint)"
         }
@@ -130,7 +130,7 @@ enum SignerSecrets {
             }
         }
         for (name, bytes) in contents {
-            let path = FileSystem.join(directory, name)
+            let path = FilePaths.join(directory, name)
             let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o400)
             var written = 0
             if descriptor >= 0 {
@@ -161,17 +161,17 @@ enum SignerSecrets {
     static func remove(_ directory: String) {
         chmod(directory, 0o700)
         for name in FileSystem.entries(of: directory) ?? [] {
-            unlink(FileSystem.join(directory, name))
+            unlink(FilePaths.join(directory, name))
         }
         rmdir(directory)
     }
 
     /// Credentials directories a daemon that crashed left beside `socketPath`.
     static func removeStale(besideSocket socketPath: String) {
-        let parent = FileSystem.parent(socketPath)
+        let parent = FilePaths.parent(socketPath)
         let prefix = String(socketPath.dropFirst(parent.count).drop { $0 == "/" }) + ".signer-"
         for name in FileSystem.entries(of: parent) ?? [] where name.hasPrefix(prefix) && name.hasSuffix(directorySuffix) {
-            remove(FileSystem.join(parent, name))
+            remove(FilePaths.join(parent, name))
         }
     }
 
