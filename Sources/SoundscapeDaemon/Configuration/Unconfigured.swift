@@ -147,7 +147,7 @@ actor UnconfiguredController: Service {
     /// `Restarting` that connects again reaches the new image, not this one on its way out.
     @discardableResult
     func recheck(reason: String) async -> Bool {
-        guard !restarting else { return await restarted() }
+        guard !restarting else { return await serverStopped() }
         let result = await worker.run { [arguments, environment, executablePath] in
             Result { () throws(ConfigurationError) in
                 try DaemonSettings.resolve(arguments: arguments, environment: environment, executablePath: executablePath)
@@ -155,18 +155,18 @@ actor UnconfiguredController: Service {
         }
         switch result {
         case .success:
-            guard !restarting else { return await restarted() }
+            guard !restarting else { return await serverStopped() }
             restarting = true
             logger.notice("the configuration resolves now (\(reason)); starting with it")
             stoppingServer = Task { [server] in await server?.shutDownGracefully() }
             systemd.handOver()
-            let accepted = await restarted()
+            await stoppingServer?.value
             resolved?.resume()
             resolved = nil
-            return accepted
+            return true
         case .failure(let error):
             // A read that began before another resolved, and met the file mid-change.
-            guard !restarting else { return await restarted() }
+            guard !restarting else { return await serverStopped() }
             if error.description != problem.description {
                 logger.error("still not configured (\(reason)): \(error)")
                 problem = error
@@ -176,8 +176,8 @@ actor UnconfiguredController: Service {
         }
     }
 
-    /// True, once the server has stopped accepting.
-    private func restarted() async -> Bool {
+    /// True (the configuration resolved), once the server has stopped accepting.
+    private func serverStopped() async -> Bool {
         await stoppingServer?.value
         return true
     }
