@@ -174,14 +174,7 @@ struct MemoryGate {
             try await daemon.call("Play", layers ? LayersBench.mixParameters : [:])
             try await daemon.waitForState("playing", timeout: .seconds(10))
             try await Task.sleep(for: .seconds(5))
-            if layers {
-                // The cache builds run at idle priority: on a busy machine they can outlast the five seconds.
-                let cache = state.appendingPathComponent("cache").path
-                try waitUntil(timeout: .seconds(180), pollInterval: .milliseconds(200), "the PCM cache to hold the mix's loops") {
-                    ((try? FileManager.default.contentsOfDirectory(atPath: cache)) ?? []).filter { $0.hasSuffix(".f32") }.count
-                        >= LayersBench.mix.count
-                }
-            }
+            if layers { try LayersBench.waitForMixCached(in: state.appendingPathComponent("cache").path) }
             _ = try await daemon.status()
             guard let pid = daemon.pid else { throw HarnessError("\(binary) is not running") }
             let status = ProcFS.statusFields("/proc/\(pid)/status")

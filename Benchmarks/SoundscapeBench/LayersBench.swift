@@ -216,10 +216,7 @@ struct LayersBench {
             try await daemon.call("Play", Self.mixParameters)
             try await daemon.waitForState("playing")
             log("waiting for the PCM cache to hold the \(Self.mix.count) layers' loops")
-            try waitUntil(timeout: .seconds(180), pollInterval: .milliseconds(200), "the PCM cache to hold the layers' loops") {
-                let names = (try? FileManager.default.contentsOfDirectory(atPath: cache.path)) ?? []
-                return names.filter { $0.hasSuffix(".f32") }.count >= Self.mix.count
-            }
+            try Self.waitForMixCached(in: cache.path)
             try await stopPlaying(daemon)
             guard let pid = daemon.pid, let peak = ProcFS.statusFields("/proc/\(pid)/status")["VmHWM"] else {
                 throw HarnessError("no VmHWM for the daemon that filled the cache")
@@ -237,6 +234,15 @@ struct LayersBench {
         try await daemon.call("Stop")
         try await daemon.waitForState("stopped")
         try await Task.sleep(for: .milliseconds(500))  // past the 250 ms fade-out
+    }
+
+    /// Waits until the PCM cache directory `cache` holds a decoded loop for each of the
+    /// mix's layers (builds run at idle priority: on a busy machine that can take a while).
+    static func waitForMixCached(in cache: String) throws {
+        try waitUntil(timeout: .seconds(180), pollInterval: .milliseconds(200), "the PCM cache to hold the layers' loops") {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: cache)) ?? []
+            return names.filter { $0.hasSuffix(".f32") }.count >= mix.count
+        }
     }
 
     static var mixParameters: [String: JSONValue] {
