@@ -65,6 +65,11 @@ MINUTES = float(sys.argv[1]) if len(sys.argv) > 1 else 30.0
 SEED = int(os.environ.get("SOAK_SEED", str(int(time.time()))))
 # scripts/soak --bunker: the Python that has nostr-sdk 0.37.0 (scripts/lib.sh's TEST_VENV).
 BUNKER_PYTHON = os.environ.get("SOAK_BUNKER_PYTHON")
+# SOAK_FAULTS=daemon-kill,call: only these kinds (to measure one recovery, or compare two
+# daemons on it); SOAK_DAEMON=PATH: that soundscaped instead of the release build's (an
+# older build, say), under the same units, graph and storm.
+ONLY = [kind for kind in os.environ.get("SOAK_FAULTS", "").split(",") if kind]
+DAEMON = os.environ.get("SOAK_DAEMON")
 
 
 def install_units(config):
@@ -74,7 +79,10 @@ def install_units(config):
     units = os.path.join(WORK, "home/.config/systemd/user")
     release_bin = os.environ["RELEASE_BIN"]
     for unit in ("soundscaped.socket", "soundscaped.service"):
-        text = open(os.path.join(ROOT, "packaging", unit)).read().replace("/usr/bin/", release_bin + "/")
+        text = open(os.path.join(ROOT, "packaging", unit)).read()
+        if DAEMON:
+            text = text.replace("ExecStart=/usr/bin/soundscaped", "ExecStart=" + os.path.abspath(DAEMON))
+        text = text.replace("/usr/bin/", release_bin + "/")
         open(os.path.join(units, unit), "w").write(text)
     # The daemon's log, for when a figure needs explaining (the manager has no journal here).
     os.makedirs(os.path.join(units, "soundscaped.service.d"), exist_ok=True)
@@ -89,9 +97,19 @@ def example_signer_config():
     return f"signer-command = {signer}\nsigner-stdin = events\nsigner-liveness-timeout = 30\n"
 
 
+def fault_kinds(bunker):
+    """The kinds the storm draws from: all of them, or SOAK_FAULTS's, each one checked."""
+    kinds = KINDS + (soak_signer.SIGNER_FAULTS if bunker else [])
+    unknown = [kind for kind in ONLY if kind not in kinds]
+    if unknown:
+        sys.exit(f"SOAK_FAULTS: no such fault {', '.join(unknown)} (the kinds: {', '.join(kinds)})")
+    return ONLY or kinds
+
+
 def main():
     random.seed(SEED)
     bunker = soak_signer.Bunker(BUNKER_PYTHON) if BUNKER_PYTHON else None
+    kinds = fault_kinds(bunker)
     install_units(bunker.config() if bunker else example_signer_config())
     graph = Graph()
     manager = UserManager(graph)
@@ -133,7 +151,7 @@ def main():
         if now() < next_fault:
             time.sleep(0.5)
             continue
-        storm.inject(random.choice(KINDS + (soak_signer.SIGNER_FAULTS if bunker else [])))
+        storm.inject(random.choice(kinds))
         next_fault = now() + random.uniform(10, 25)
 
     # The last fault may have been lifted a moment ago: keep listening a while, so its
@@ -160,10 +178,13 @@ def main():
     with lock:
         analysis = Analysis(list(timeline), faults, blocking, start, stop)
     result = {"minutes": MINUTES, "seed": SEED, "faults": len(faults)}
+    if ONLY or DAEMON:
+        result.update({"only": ONLY or None, "daemon": DAEMON})
     result.update(analysis.uptimes())
     result.update({
         "strict_loss_by_cause_seconds": analysis.strict_loss,
         "recovery_seconds": analysis.recovery_summary(),
+        "daemon_kill_by_sink": analysis.daemon_kills_by_sink(),
         "signer_uptime_percent": analysis.signer_uptime(events.signer),
         "events": events.events, "seq_gaps": len(events.gaps),
         "longest_silences": analysis.longest_silences(),
