@@ -111,6 +111,9 @@ class Storm:
         self.blocking.append((fault["start"], fault["lifted"]))
 
     def daemon_kill(self, fault):
+        # The sink it played to, which the new process resumes on: a new stream starts
+        # later on some sinks than on others, pw-play's too (the report splits by it).
+        fault["sink"] = daemon_status().get("route")
         pid = self.manager.main_pid()
         os.kill(pid, signal.SIGKILL)
         started = {}

@@ -136,8 +136,17 @@ class Analysis:
         noticed it (the lift of earlier soaks, which measured recoveries from there)."""
         return [dict({"type": f["type"], "at_s": round(f["start"] - self.start, 2),
                       "lifted_s": round(f["lifted"] - self.start, 2), "recovery_s": round(f["recovery"], 3)},
-                     **({"noticed_after_s": round(f["noticed"] - f["lifted"], 3)} if "noticed" in f else {}))
+                     **({"noticed_after_s": round(f["noticed"] - f["lifted"], 3)} if "noticed" in f else {}),
+                     **({"sink": f["sink"]} if f.get("sink") else {}))
                 for f in sorted(self.faults, key=lambda f: f["start"])]
+
+    def daemon_kills_by_sink(self):
+        """A killed daemon's new process to sound, per sink it resumed on: (count, median)."""
+        by_sink = {}
+        for f in self.faults:
+            if f["type"] == "daemon-kill":
+                by_sink.setdefault(f.get("sink") or "?", []).append(f["recovery"])
+        return {sink: {"count": len(v), "median": round(sorted(v)[len(v) // 2], 3)} for sink, v in sorted(by_sink.items())}
 
     def signer_uptime(self, states):
         running = 0.0
