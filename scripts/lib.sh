@@ -11,8 +11,9 @@ RUNTIME_PACKAGES=(pkg-config libpipewire-0.3-dev libspa-0.2-dev libopus-dev libo
                   libsystemd-dev libsndfile1-dev libsoxr-dev libebur128-dev libopusenc-dev pipewire pipewire-bin wireplumber
                   dbus-daemon)
 # systemd: busctl, systemd-inhibit and systemd-notify; playerctl and python3-dbusmock for the desktop
-# tests; python3-sdnotify for the fixture signer, which speaks sd_notify as a real signer would.
-TEST_PACKAGES=(sox opus-tools python3 python3-venv procps systemd playerctl python3-dbusmock python3-sdnotify lame)
+# tests; python3-sdnotify for the fixture signer, which speaks sd_notify as a real signer would;
+# gdb for the daemon's thread stacks in a failure message (Soundscaped.threadStacks).
+TEST_PACKAGES=(sox opus-tools python3 python3-venv procps systemd playerctl python3-dbusmock python3-sdnotify lame gdb)
 # The Python packages the tests take from PyPI, in a venv of their own (TEST_VENV), beside
 # Debian's python3: python-varlink (our IDL parses with independent varlink tooling), and
 # nostr-sdk pinned at 0.37.0, the last release with a NIP-46 remote signer

@@ -15,7 +15,8 @@ struct WirePlumber05GraphTests {
     typealias Setup = InterruptionTests.Setup
     typealias WP = PipeWireGraph.WirePlumber05
 
-    /// The next `routeChanged` event, which must name `sink`; on failure, what the graph and the daemon say.
+    /// The next `routeChanged` event, which must name `sink`; on failure, what the graph and the daemon say,
+    /// and where each of the daemon's threads was.
     static func movedTo(_ sink: String, _ events: EventFollower, _ setup: Setup) throws {
         do {
             let moved = try events.next(reason: "routeChanged")
@@ -23,7 +24,15 @@ struct WirePlumber05GraphTests {
         } catch {
             let metadata = (try? setup.graph.run(["pw-metadata", "-n", "default"]).stdout) ?? "?"
             let status = (try? setup.daemon.ctl("status", "--json").stdout) ?? "?"
-            throw HarnessError("not moved to \(sink): \(error)\nmetadata:\n\(metadata)\nstatus: \(status)")
+            throw HarnessError(
+                """
+                not moved to \(sink): \(error)
+                metadata:
+                \(metadata)
+                status: \(status)
+                soundscaped's threads:
+                \(setup.daemon.threadStacks())
+                """)
         }
     }
 

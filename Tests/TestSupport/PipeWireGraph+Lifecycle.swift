@@ -162,18 +162,39 @@ extension PipeWireGraph {
             try requireAlive(child, during: "waiting for its \"default\" metadata")
             return (try? wirePlumberIsReady(pid: child.pid)) ?? false
         }
+        try startMetadataWitness()
+    }
+
+    /// A listener of the `default` metadata for the graph's whole life, bound
+    /// once WirePlumber is ready, that writes each line it hears to
+    /// `logs/default-metadata.log` with the time it came (as the daemon's log
+    /// gives it). It is a settled listener, as the daemon under test is: when
+    /// the daemon missed a change, this log says whether module-metadata
+    /// forwarded the change to such listeners at all (see `setDefaultSink`).
+    /// A failure's `logTail` carries it. It hears the defaults (subject 0),
+    /// not keys about a node made after it last spoke to the server: those
+    /// the server holds back from it as stale (`pw_impl_client_check_permissions`).
+    private func startMetadataWitness() throws {
+        let script = """
+            pw-metadata -m -n default | while IFS= read -r line; do
+              printf '%s %s\\n' "$(date +%H:%M:%S.%3N)" "$line"
+            done
+            """
+        _ = try spawn("/bin/sh", ["-c", script], name: "default-metadata")
     }
 
     /// True when a "default" metadata object owned by a client of `pid` exists.
     ///
-    /// Read from the registry alone (`pw-cli ls`), which binds nothing: a
-    /// `pw-dump` binds the metadata, waits for WirePlumber to answer the
-    /// server's ping, and, killed by its timeout while WirePlumber is still
-    /// busy starting, would leave module-metadata forwarding no change to
-    /// anyone (see `setDefaultSink`). (`pw-dump` also hides metadata without
-    /// entries.)
+    /// Read from the registry's listing (`pw-cli ls`), not from `pw-dump`,
+    /// which hides metadata without entries. Both bind every global, the
+    /// metadata included ("immediately bind the object always", pw-cli.c),
+    /// and wait for WirePlumber to answer the server's ping about it; one
+    /// killed before that answer leaves module-metadata forwarding no change
+    /// to any settled listener, for good (see `setDefaultSink`). So the
+    /// timeout, as `snapshot`'s, only catches a WirePlumber that hangs: a
+    /// listing takes some 40 ms while WirePlumber starts.
     private func wirePlumberIsReady(pid: Int32) throws -> Bool {
-        let listing = try run(["pw-cli", "ls"], timeout: .seconds(5))
+        let listing = try run(["pw-cli", "ls"], timeout: .seconds(30))
         guard listing.succeeded else { return false }
         let objects = Self.parsePwCliList(listing.stdout)
         let clientIDs = Set(

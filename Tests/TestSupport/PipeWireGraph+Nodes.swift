@@ -146,7 +146,10 @@ extension PipeWireGraph {
     /// the write's own key came back. The likely cause was the harness's own:
     /// waiting for WirePlumber, it ran `pw-dump` with a 5 s timeout, and one
     /// killed while a busy WirePlumber had not yet answered is just such a
-    /// binding (the wait now reads the registry, and `snapshot` waits 30 s).
+    /// binding (the wait now lists the registry with `pw-cli`, which binds
+    /// the metadata too, and it and `snapshot` wait 30 s before a kill).
+    /// The graph's `default-metadata.log` shows what a listener bound as
+    /// early as the daemon heard.
     /// HarnessSmokeTests makes the metadata deaf that way. So when the monitor
     /// has printed nothing for `quiet` since the write, the metadata is read anew, once WirePlumber has
     /// had long enough to switch (a reader being set up while it switches

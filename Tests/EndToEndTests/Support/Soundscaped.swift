@@ -64,6 +64,24 @@ final class Soundscaped: @unchecked Sendable {
         return status
     }
 
+    /// Every thread's stack, for a failure message: where the daemon was when
+    /// it did not do what a test waited for (a loop thread blocked, or idle and
+    /// never told). gdb attaches for a moment and detaches (the toolchain's
+    /// lldb wants a libpython Debian 12 lacks); what stands in the way is said
+    /// instead.
+    func threadStacks() -> String {
+        guard let pid = process?.pid else { return "(soundscaped is not running)" }
+        guard let gdb = ExternalTools.path(of: "gdb") else { return "(no gdb on PATH for the stacks)" }
+        do {
+            let result = try ChildProcess.run(
+                [gdb, "--batch", "--nx", "-p", String(pid), "-ex", "thread apply all backtrace 16"],
+                timeout: .seconds(60))
+            return result.succeeded ? result.stdout : "(gdb failed: \(result))"
+        } catch {
+            return "(gdb: \(error))"
+        }
+    }
+
     /// Runs `soundscapectl` against this daemon.
     func ctl(_ arguments: String..., timeout: Duration = .seconds(15)) throws -> ProcessResult {
         try graph.run([try ProductLocator.soundscapectl().path] + arguments + ["--socket", socket], timeout: timeout)
