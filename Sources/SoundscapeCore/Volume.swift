@@ -103,10 +103,13 @@ public enum VolumeChange: Sendable, Equatable {
 }
 
 extension StringProtocol {
+    /// Without the white space at either end, by Unicode scalars: a space followed
+    /// by a combining mark is one `Character` that counts as white space, and
+    /// trimming it would drop the mark.
     func trimmingSpaces() -> Substring {
-        var view = self[...]
-        while view.first?.isWhitespace == true { view = view.dropFirst() }
-        while view.last?.isWhitespace == true { view = view.dropLast() }
-        return Substring(view)
+        var scalars = Substring(self).unicodeScalars[...]
+        while scalars.first?.properties.isWhitespace == true { scalars = scalars.dropFirst() }
+        while scalars.last?.properties.isWhitespace == true { scalars = scalars.dropLast() }
+        return Substring(scalars)
     }
 }

@@ -302,9 +302,9 @@ public enum Importer {
 
     static func parse(_ line: String) -> [String: String] {
         var values: [String: String] = [:]
-        for word in line.split(separator: " ") {
-            guard let equals = word.firstIndex(of: "=") else { continue }
-            values[String(word[..<equals])] = String(word[word.index(after: equals)...])
+        for word in SeparatedText.pieces(line, at: " ") where !word.isEmpty {
+            guard let (key, value) = SeparatedText.cut(word, at: "=") else { continue }
+            values[String(key)] = String(value)
         }
         return values
     }

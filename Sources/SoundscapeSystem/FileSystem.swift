@@ -150,9 +150,9 @@ public enum FileSystem {
         var entry = environ
         while let pointer = entry.pointee {
             let pair = String(cString: pointer)
-            if let equals = pair.firstIndex(of: "=") {
-                let name = String(pair[..<equals])
-                if result[name] == nil { result[name] = String(pair[pair.index(after: equals)...]) }
+            if let (before, after) = SeparatedText.cut(pair, at: "=") {
+                let name = String(before)
+                if result[name] == nil { result[name] = String(after) }
             }
             entry += 1
         }

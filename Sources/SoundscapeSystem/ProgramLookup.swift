@@ -18,8 +18,7 @@ public enum ProgramLookup {
             if !FilePaths.isAbsolute(program), let workingDirectory { file = FilePaths.join(workingDirectory, program) }
             return problem(file: file).map { "cannot run '\(program)': \($0)" }
         }
-        let directories = (path ?? defaultPath).split(separator: ":", omittingEmptySubsequences: false)
-            .map { $0.isEmpty ? "." : String($0) }
+        let directories = SeparatedText.pieces(path ?? defaultPath, at: ":").map { $0.isEmpty ? "." : String($0) }
         var found: String?
         for directory in directories {
             let file = FilePaths.join(directory, program)

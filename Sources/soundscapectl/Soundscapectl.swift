@@ -67,9 +67,10 @@ struct Play: AsyncParsableCommand {
 
     /// The layers asked for; nil for a single id (or none), which plays alone.
     func layers() throws -> [Mix.Layer]? {
-        guard names.count > 1 || names.first?.contains("=") == true else { return nil }
+        // "=" found by its byte (`SeparatedText`), as the daemon's flags are read.
+        guard names.count > 1 || names.first.map({ SeparatedText.contains($0, "=") }) == true else { return nil }
         let layers = try names.map { word throws -> Mix.Layer in
-            let parts = word.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+            let parts = SeparatedText.cut(word, at: "=").map { [String($0.before), String($0.after)] } ?? [word]
             guard let id = SoundscapeID(parts[0]) else { throw ValidationError("'\(parts[0])' is not a soundscape id") }
             guard parts.count == 2 else { return Mix.Layer(id) }
             guard let level = Int(parts[1]), (0...Mix.fullLevel).contains(level) else {

@@ -26,6 +26,15 @@ import TestSupport
         return daemon
     }
 
+    /// `ID=LEVEL` is cut at the "=" byte: a combining mark after it belongs to the level
+    /// (refused as one), not to an id. Refused before any daemon is asked.
+    @Test func aLevelAfterAMarkedEqualsSignIsReadAsTheLevel() throws {
+        let result = try ChildProcess.run(
+            [try ProductLocator.soundscapectl().path, "play", "rain=\u{306}40", "--socket", "/nonexistent/control.sock"])
+        #expect(result.exitStatus == .exited(64), "\(result)")
+        #expect(result.stderr.contains("the level of 'rain' must be 0-100"), "\(result)")
+    }
+
     @Test("a layer added is heard on top; taken out, the level is back; a restart resumes the mix")
     func layersAtTheSink() throws {
         try PipeWireGraph.withGraph { graph in

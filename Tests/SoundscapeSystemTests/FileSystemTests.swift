@@ -37,4 +37,24 @@ import SoundscapeSystem
     @Test func environmentIsTheProcesssOwn() {
         #expect(FileSystem.environment() == ProcessInfo.processInfo.environment)
     }
+
+    /// `NAME=VALUE` is cut at the "=" byte: a value may begin with a combining mark.
+    @Test func aValueMayBeginWithACombiningMark() {
+        let name = "SOUNDSCAPED_TEST_MARKED_VALUE"
+        setenv(name, "\u{306}x", 1)
+        defer { unsetenv(name) }
+        #expect(FileSystem.environment()[name].map { Array($0.utf8) } == Array("\u{306}x".utf8))
+    }
+
+    /// `PATH` is cut at the ":" byte: an entry may begin with a combining mark, and the
+    /// one before it is searched as itself.
+    @Test func aPathEntryBeforeAMarkedColonIsSearched() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("soundscape-path-\(UUID())").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let program = directory + "/prog"
+        #expect(FileManager.default.createFile(atPath: program, contents: Data("#!/bin/sh\n".utf8)))
+        #expect(chmod(program, 0o755) == 0)
+        #expect(ProgramLookup.problem("prog", workingDirectory: nil, path: "\(directory):\u{306}x") == nil)
+    }
 }

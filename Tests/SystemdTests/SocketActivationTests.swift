@@ -55,6 +55,14 @@ import Varlink
         }
     }
 
+    /// The names are cut at the ":" byte: a combining mark after it begins the next name.
+    @Test func aNameMayBeginWithACombiningMark() throws {
+        let sockets = try PassedSockets([.listeningUnixStream, .unixDatagram])
+        let result = try #require(try parse(environment(sockets, names: "control:\u{306}log"), sockets).get())
+        #expect(result.control == sockets.base)
+        #expect(result.passed.map { $0.name.map { Array($0.utf8) } } == [Array("control".utf8), Array("\u{306}log".utf8)])
+    }
+
     @Test func severalUnnamedSocketsMeansTheFirst() throws {
         let sockets = try PassedSockets([.listeningUnixStream, .unixDatagram])
         #expect(try parse(environment(sockets), sockets).get()?.control == sockets.base)

@@ -39,14 +39,15 @@ public enum CommandLineSettings {
     ) throws(SettingError) {
         let argument = arguments[index]
         index += 1
-        guard argument.hasPrefix("--"), argument.count > 2 else {
+        // By bytes (`SeparatedText`): "--name=\u{306}x" is the flag and its value.
+        guard SeparatedText.hasPrefix(argument, "--"), argument.utf8.count > 2 else {
             throw SettingError("unexpected argument '\(argument)'", isUsage: true)
         }
-        var name = String(argument.dropFirst(2))
+        var name = String(argument.utf8.dropFirst(2))!
         var inline: String?
-        if let equals = name.firstIndex(of: "=") {
-            inline = String(name[name.index(after: equals)...])
-            name = String(name[..<equals])
+        if let (before, after) = SeparatedText.cut(name, at: "=") {
+            inline = String(after)
+            name = String(before)
         }
         guard let setting = Settings.named(name) else {
             throw SettingError("unknown option '--\(name)'\(suggestion(for: name))", isUsage: true)

@@ -39,11 +39,11 @@ public struct ConfigFile: Sendable, Equatable {
             let number = index + 1
             let line = Substring(Self.withoutComment(rawLine)).trimmingSpaces()
             if line.isEmpty { continue }
-            guard let equals = line.firstIndex(of: "=") else {
+            guard let (before, after) = SeparatedText.cut(line, at: "=") else {
                 throw ParseError(line: number, message: "expected 'key = value', got '\(line)'")
             }
-            let key = String(line[..<equals].trimmingSpaces())
-            let value = String(line[line.index(after: equals)...].trimmingSpaces())
+            let key = String(before.trimmingSpaces())
+            let value = String(after.trimmingSpaces())
             guard let setting = Settings.named(key), setting.inFile else {
                 throw ParseError(line: number, message: "unknown key '\(key)'\(Self.suggestion(for: key))")
             }
@@ -84,25 +84,28 @@ public struct ConfigFile: Sendable, Equatable {
         return previous[b.count]
     }
 
-    /// `line` up to its comment, with `\#` made `#`.
+    /// `line` up to its comment, with `\#` made `#`. Read by Unicode scalars, not
+    /// `Character`s: a `#` followed by a combining mark still begins a comment, as
+    /// in a shell (`SeparatedText` says why).
     static func withoutComment(_ line: Substring) -> String {
-        var result = ""
-        var previous: Character = " "
-        var index = line.startIndex
-        while index < line.endIndex {
-            let character = line[index]
-            let next = line.index(after: index)
-            if character == "\\", next < line.endIndex, line[next] == "#" {
+        var result = String.UnicodeScalarView()
+        var previous: Unicode.Scalar = " "
+        let scalars = line.unicodeScalars
+        var index = scalars.startIndex
+        while index < scalars.endIndex {
+            let scalar = scalars[index]
+            let next = scalars.index(after: index)
+            if scalar == "\\", next < scalars.endIndex, scalars[next] == "#" {
                 result.append("#")
                 previous = "#"
-                index = line.index(after: next)
+                index = scalars.index(after: next)
                 continue
             }
-            if character == "#", previous == " " || previous == "\t" { break }
-            result.append(character)
-            previous = character
+            if scalar == "#", previous == " " || previous == "\t" { break }
+            result.append(scalar)
+            previous = scalar
             index = next
         }
-        return result
+        return String(result)
     }
 }

@@ -91,23 +91,24 @@ public enum SettingParsers {
 
     /// `~` or `~/…` made `$HOME…`; refused when there is no home to expand it to.
     public static func expandHome(_ text: String, _ name: String, _ context: SettingContext) throws(SettingError) -> String {
-        guard text == "~" || text.hasPrefix("~/") else { return text }
+        // By bytes (`SeparatedText`): "~/\u{306}x" is in the home directory too.
+        guard text.utf8.elementsEqual("~".utf8) || SeparatedText.hasPrefix(text, "~/") else { return text }
         guard let home = context.home, FilePaths.isAbsolute(home) else {
             throw SettingError("\(name): '\(text)' starts with ~, but HOME is not set to expand it")
         }
-        return home + text.dropFirst()
+        return home + String(text.utf8.dropFirst())!
     }
 
     /// `NAME=VALUE`, as a one-entry dictionary (later names win when accumulated).
     public static func assignment(_ text: String, _ name: String, _: SettingContext) throws(SettingError) -> [String: String] {
-        guard let split = text.firstIndex(of: "="), split != text.startIndex else {
+        guard let (before, after) = SeparatedText.cut(text, at: "="), !before.isEmpty else {
             throw SettingError("\(name) expects NAME=VALUE, got '\(text)'")
         }
-        let variable = String(text[..<split])
+        let variable = String(before)
         guard isVariableName(variable) else {
             throw SettingError("\(name): '\(variable)' is not a valid environment variable name")
         }
-        return [variable: String(text[text.index(after: split)...])]
+        return [variable: String(after)]
     }
 
     /// Letters, digits and `_`, not starting with a digit.
@@ -146,8 +147,8 @@ public enum SettingParsers {
     /// daemon's own credential with `context.checkInheritedCredential`.
     public static func credential(_ text: String, _ name: String, _ context: SettingContext) throws(SettingError) -> [SignerCredential] {
         var text = text
-        if let colon = text.firstIndex(of: ":"), text[text.index(after: colon)...].hasPrefix("~") {
-            text = String(text[...colon]) + (try expandHome(String(text[text.index(after: colon)...]), name, context))
+        if let (before, after) = SeparatedText.cut(text, at: ":"), SeparatedText.hasPrefix(after, "~") {
+            text = String(before) + ":" + (try expandHome(String(after), name, context))
         }
         let credential: SignerCredential
         switch SignerCredential.parse(text) {

@@ -15,36 +15,40 @@ public enum ShellWords {
     }
 
     /// `home`: what a leading `~` stands for; nil refuses a word that starts with one.
+    ///
+    /// Read by Unicode scalars, not `Character`s: a quote, a backslash or a space
+    /// followed by a combining mark is still a quote, a backslash or a space, as in
+    /// a shell (`SeparatedText` says why).
     public static func split(_ text: String, home: String? = nil) throws(ParseError) -> [String] {
         var words: [String] = []
-        var current = ""
+        var current = String.UnicodeScalarView()
         var inWord = false
-        var iterator = text.makeIterator()
-        var lookahead: Character?
-        func next() -> Character? {
+        var iterator = text.unicodeScalars.makeIterator()
+        var lookahead: Unicode.Scalar?
+        func next() -> Unicode.Scalar? {
             if let pending = lookahead {
                 lookahead = nil
                 return pending
             }
             return iterator.next()
         }
-        while let character = next() {
-            switch character {
+        while let scalar = next() {
+            switch scalar {
             case "~" where !inWord:
                 inWord = true
                 let following = next()
                 lookahead = following
-                guard following.map({ "/ \t\n\r".contains($0) || $0 == "\r\n" }) ?? true else {
+                guard following.map({ "/ \t\n\r".unicodeScalars.contains($0) }) ?? true else {
                     throw ParseError(description: "'~user' is not expanded: write the path, or quote it to keep the ~")
                 }
                 guard let home, FilePaths.isAbsolute(home) else {
                     throw ParseError(description: "a word starts with ~, but HOME is not set to expand it")
                 }
-                current.append(contentsOf: home)
-            case " ", "\t", "\n", "\r", "\r\n":
+                current.append(contentsOf: home.unicodeScalars)
+            case " ", "\t", "\n", "\r":
                 if inWord {
-                    words.append(current)
-                    current = ""
+                    words.append(String(current))
+                    current = String.UnicodeScalarView()
                     inWord = false
                 }
             case "'":
@@ -62,7 +66,7 @@ public enum ShellWords {
                     if inner == "\"" { closed = true; break }
                     if inner == "\\" {
                         guard let escaped = next() else { break }
-                        if !"\"\\$`".contains(escaped) { current.append("\\") }
+                        if !"\"\\$`".unicodeScalars.contains(escaped) { current.append("\\") }
                         current.append(escaped)
                     } else {
                         current.append(inner)
@@ -71,17 +75,22 @@ public enum ShellWords {
                 guard closed else { throw ParseError(description: "unterminated double quote") }
             case "\\":
                 guard let escaped = next() else { throw ParseError(description: "a backslash ends the line") }
-                // Backslash-newline is a line continuation: it adds nothing, not even an empty word.
-                if escaped != "\n" && escaped != "\r\n" {
+                // Backslash-newline (LF or CRLF) is a line continuation: it adds nothing, not even an empty word.
+                if escaped == "\r" {
+                    let following = next()
+                    if following == "\n" { continue }
+                    lookahead = following
+                }
+                if escaped != "\n" {
                     inWord = true
                     current.append(escaped)
                 }
             default:
                 inWord = true
-                current.append(character)
+                current.append(scalar)
             }
         }
-        if inWord { words.append(current) }
+        if inWord { words.append(String(current)) }
         return words
     }
 
@@ -91,7 +100,7 @@ public enum ShellWords {
     public static func quote(_ words: [String]) -> String {
         words.map { word in
             guard !word.isEmpty, word.unicodeScalars.allSatisfy(isPlain) else {
-                return "'" + word.split(separator: "'", omittingEmptySubsequences: false).joined(separator: "'\\''") + "'"
+                return "'" + SeparatedText.pieces(word, at: "'").joined(separator: "'\\''") + "'"
             }
             return word
         }.joined(separator: " ")

@@ -30,9 +30,9 @@ public struct SignerCredential: Sendable, Equatable, CustomStringConvertible {
     public static func parse(_ text: String) -> Result<SignerCredential, SettingError> {
         let name: String
         let source: Source
-        if let colon = text.firstIndex(of: ":") {
-            name = String(text[..<colon])
-            let path = String(text[text.index(after: colon)...])
+        if let (before, after) = SeparatedText.cut(text, at: ":") {
+            name = String(before)
+            let path = String(after)
             guard FilePaths.isAbsolute(path), path.utf8.count > 1 else {
                 return .failure(SettingError("expects \(syntax), got a path that is not absolute after '\(name):'"))
             }

@@ -1,4 +1,5 @@
 import Glibc
+import SoundscapeCore
 
 /// Takes over the control socket systemd listens on for us (`soundscaped.socket`), as
 /// `sd_listen_fds_with_names(3)` does.
@@ -54,7 +55,7 @@ public enum SocketActivation {
         }
         let descriptors = Array(first..<first + CInt(count))
         let names = environment["LISTEN_FDNAMES"].flatMap {
-            $0.isEmpty ? nil : $0.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+            $0.isEmpty ? nil : SeparatedText.pieces($0, at: ":").map(String.init)
         }
         if let names, names.count != descriptors.count {
             return .failure(.nameCountMismatch(names: names, descriptors: descriptors.count))
