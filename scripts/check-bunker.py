@@ -47,6 +47,7 @@ import signal
 import subprocess
 import threading
 import time
+from statistics import median_high
 
 from events import Reasons  # beside this file: the installed daemon's event reasons
 
@@ -186,7 +187,7 @@ def main():
             fail(f"the cue plays while the bunker signs{diagnose()}")
         answered = [r["ms"] for r in requests() if r["ok"]]
         print(f"The bunker signs for a NIP-46 app while the soundscape plays ({before[-1]['rms']:.0f} dBFS at "
-              f"{arguments.sink}): {len(answered)} requests answered, median {sorted(answered)[len(answered) // 2]:.0f} ms")
+              f"{arguments.sink}): {len(answered)} requests answered, median {median_high(answered):.0f} ms")
 
         # 2. SIGSTOP.
         old = status()["signer"]["pid"]

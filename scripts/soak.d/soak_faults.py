@@ -113,7 +113,11 @@ class Storm:
     def daemon_kill(self, fault):
         # The sink it played to, which the new process resumes on: a new stream starts
         # later on some sinks than on others, pw-play's too (the report splits by it).
-        fault["sink"] = daemon_status().get("route")
+        # A daemon that does not answer is killed all the same, on a sink unknown.
+        try:
+            fault["sink"] = daemon_status().get("route")
+        except (subprocess.SubprocessError, ValueError, AttributeError):
+            fault["sink"] = None
         pid = self.manager.main_pid()
         os.kill(pid, signal.SIGKILL)
         started = {}

@@ -8,6 +8,7 @@ import struct
 import subprocess
 import threading
 import time
+from statistics import median_high
 
 from soak_graph import BENCH, CTL, ENV, REASON, log, now
 
@@ -223,7 +224,7 @@ class Load:
         if not self.samples:
             return {}
         ordered = sorted(self.samples)
-        return {"mean": round(sum(ordered) / len(ordered), 2), "median": ordered[len(ordered) // 2],
+        return {"mean": round(sum(ordered) / len(ordered), 2), "median": median_high(ordered),
                 "max": ordered[-1], "cpus": os.cpu_count()}
 
 

@@ -2,6 +2,7 @@
 and outside recoveries) and where the strict figure's losses went, the longest
 silences, and the verdict. Used by scripts/soak.d/soak.py (see there)."""
 import bisect
+from statistics import median_high
 
 SLOT = 0.01
 # What the recorders cannot place (see `unplaceable`).
@@ -119,7 +120,7 @@ class Analysis:
 
     def recovery_summary(self):
         return {kind: {"count": len(values), "max": round(max(values), 3),
-                       "median": round(sorted(values)[len(values) // 2], 3),
+                       "median": round(median_high(values), 3),
                        "total": round(sum(v for v in values if v != float("inf")), 3)}
                 for kind, values in sorted(self.recoveries.items())}
 
@@ -146,7 +147,7 @@ class Analysis:
         for f in self.faults:
             if f["type"] == "daemon-kill":
                 by_sink.setdefault(f.get("sink") or "?", []).append(f["recovery"])
-        return {sink: {"count": len(v), "median": round(sorted(v)[len(v) // 2], 3)} for sink, v in sorted(by_sink.items())}
+        return {sink: {"count": len(v), "median": round(median_high(v), 3)} for sink, v in sorted(by_sink.items())}
 
     def signer_uptime(self, states):
         running = 0.0
