@@ -111,8 +111,9 @@ class Storm:
         self.blocking.append((fault["start"], fault["lifted"]))
 
     def daemon_kill(self, fault):
-        # The sink it played to, which the new process resumes on: a new stream starts
-        # later on some sinks than on others, pw-play's too (the report splits by it).
+        # The sink it played to, which the new process resumes on. The report splits the
+        # kills by it for reading, not for a known difference: on seed 3636 the per-sink
+        # medians swapped places between runs of one build (docs/performance.md).
         # A daemon that does not answer is killed all the same, on a sink unknown.
         try:
             fault["sink"] = daemon_status().get("route")
