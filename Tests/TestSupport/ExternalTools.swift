@@ -16,6 +16,7 @@ public enum ExternalTools {
         "wireplumber": "wireplumber",
         "dbus-daemon": "dbus-daemon (or 'dbus' on older releases)",
         "sox": "sox",
+        "gdb": "gdb",
     ]
 
     /// Tools a `PipeWireGraph` needs.

@@ -174,13 +174,16 @@ extension PipeWireGraph {
     /// A failure's `logTail` carries it. It hears the defaults (subject 0),
     /// not keys about a node made after it last spoke to the server: those
     /// the server holds back from it as stale (`pw_impl_client_check_permissions`).
+    /// Each line is stamped by bash itself (`EPOCHREALTIME`, its digits only, so
+    /// whatever the locale's decimal point), with no process forked per line.
     private func startMetadataWitness() throws {
         let script = """
             pw-metadata -m -n default | while IFS= read -r line; do
-              printf '%s %s\\n' "$(date +%H:%M:%S.%3N)" "$line"
+              t=${EPOCHREALTIME//[!0-9]/}
+              printf '%(%H:%M:%S)T.%s %s\\n' "${t:0:-6}" "${t: -6:3}" "$line"
             done
             """
-        _ = try spawn("/bin/sh", ["-c", script], name: "default-metadata")
+        _ = try spawn("/bin/bash", ["-c", script], name: "default-metadata")
     }
 
     /// True when a "default" metadata object owned by a client of `pid` exists.

@@ -71,7 +71,9 @@ final class Soundscaped: @unchecked Sendable {
     /// instead.
     func threadStacks() -> String {
         guard let pid = process?.pid else { return "(soundscaped is not running)" }
-        guard let gdb = ExternalTools.path(of: "gdb") else { return "(no gdb on PATH for the stacks)" }
+        guard let gdb = ExternalTools.path(of: "gdb") else {
+            return "(no gdb on PATH for the stacks: install the apt package \(ExternalTools.aptPackages["gdb"] ?? "gdb"))"
+        }
         do {
             let result = try ChildProcess.run(
                 [gdb, "--batch", "--nx", "-p", String(pid), "-ex", "thread apply all backtrace 16"],
