@@ -32,8 +32,12 @@ import Varlink
 ///   median over the soundscape's.
 ///
 /// Budgets (docs/performance.md, "Layers"): three layers ≤ 0.35× pw-play's CPU (the median
-/// of the rounds), one wake-up per graph cycle, peak RSS < 16 MiB, SetLayer to
-/// audible ≤ 300 ms (median). Exits 1 over one, 70 when the measurement failed.
+/// of the rounds), one wake-up per graph cycle, peak RSS < 16 MiB (the three layers from
+/// the cache; the mix's first play is reported, and `memory --layers` judges it with its
+/// margin), SetLayer to audible ≤ 300 ms (median). Exits 1 over one, 70 when the
+/// measurement failed. CI runs it under `taskset -c 0`, every process it starts on one
+/// CPU (the header says which CPUs a run had): on two, the CPU figure is mostly where the
+/// scheduler puts the daemon against PipeWire ("One CPU or two" in the docs).
 struct LayersCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "layers",
@@ -88,6 +92,9 @@ struct LayersBench {
     struct Result: Codable, Sendable {
         var date: String
         var commandLine: [String]
+        /// The CPUs this run (and every process it starts) may run on: `taskset -c 0`
+        /// makes it one, where every wake-up is a local one.
+        var allowedCPUs: String? = processAllowedCPUs()
         var windows: [Window] = []
         /// Each round's ratios to the pw-play windows either side of it; the medians below.
         var roundRatiosOne: [Double] = []
@@ -367,9 +374,6 @@ struct LayersBench {
             }
             if three.process.peakRSSMB >= budget.peakRSSMiB { over.append(String(format: "peak RSS %.1f MiB", three.process.peakRSSMB)) }
         }
-        if let peak = r.firstPlayPeakRSSMiB, peak >= budget.peakRSSMiB {
-            over.append(String(format: "peak RSS %.1f MiB on the mix's first play (its cache built meanwhile)", peak))
-        }
         if r.setLayerToAudibleMs.count < r.setLayerReplyMs.count { over.append("a SetLayer's tone was not heard") }
         if !r.setLayerToAudibleMs.isEmpty, median(r.setLayerToAudibleMs) > budget.audibleMs {
             over.append(String(format: "SetLayer to audible %.1f ms (median)", median(r.setLayerToAudibleMs)))
@@ -381,7 +385,10 @@ struct LayersBench {
         func f(_ v: Double?, _ digits: Int = 2) -> String { v.map { String(format: "%.\(digits)f", $0) } ?? "–" }
         let peer = r.windows.filter { $0.name == "pw-play" }.map(\.process.scheduledCPUSeconds)
         let peerMean = peer.isEmpty ? nil : peer.reduce(0, +) / Double(peer.count)
-        var out = "Layers, \(r.date), \(ProcessInfo.processInfo.activeProcessorCount) CPUs; \(r.commandLine.joined(separator: " "))\n\n"
+        let cpus = ProcessInfo.processInfo.activeProcessorCount
+        let all = cpus == 1 ? "0" : "0-\(cpus - 1)"
+        let placement = r.allowedCPUs.map { $0 == all ? "\(cpus) CPUs" : "on CPU \($0) of \(cpus) (taskset)" } ?? "\(cpus) CPUs"
+        var out = "Layers, \(r.date), \(placement); \(r.commandLine.joined(separator: " "))\n\n"
         out +=
             "| window | CPU s (schedstat) | ×pw-play (mean of its windows) | wake-ups/s | per graph cycle | busiest thread per cycle | peak RSS MiB | level dBFS |\n"
         out += "|---|---|---|---|---|---|---|---|\n"

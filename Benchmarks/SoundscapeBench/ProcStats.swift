@@ -15,6 +15,15 @@ func secondsBetween(_ a: UInt64, _ b: UInt64) -> Double {
     Double(Int64(bitPattern: b &- a)) / 1e9
 }
 
+/// The CPUs this process may run on, as the kernel lists them (`Cpus_allowed_list` of
+/// /proc/self/status: "0-1", or "0" under `taskset -c 0`, which every process it starts
+/// inherits); nil when it cannot tell.
+func processAllowedCPUs() -> String? {
+    ProcFS.read("/proc/self/status")?.split(separator: "\n")
+        .first { $0.hasPrefix("Cpus_allowed_list:") }
+        .map { $0.dropFirst("Cpus_allowed_list:".count).trimmingCharacters(in: .whitespaces) }
+}
+
 /// Per-thread counters seen over a window.
 struct ThreadCounters {
     var name: String
